@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Queue limits.
+const (
+	// MaxMessageSize is the largest message body, 64 KiB.
+	MaxMessageSize = 64 * 1024
+	// MaxVisibilityTimeout is the longest a message can be hidden, 7 days.
+	MaxVisibilityTimeout = 7 * 24 * time.Hour
+	// MaxMessagesPerGet is the most messages one Get returns.
+	MaxMessagesPerGet = 32
+	// DefaultMessageTTL is the time to live of a message put without one.
+	DefaultMessageTTL = 7 * 24 * time.Hour
+	// NeverExpires as a TTL keeps the message until it is deleted.
+	NeverExpires time.Duration = -1
+)
+
+// Message is one queue message as returned by Get or Peek.
+type Message struct {
+	ID string
+	// PopReceipt is needed to delete or update the message; every Get
+	// issues a new one and invalidates the last. Peek returns none.
+	PopReceipt     string
+	DequeueCount   int64
+	InsertionTime  time.Time
+	ExpirationTime time.Time
+	// NextVisible is when the message reappears unless deleted.
+	NextVisible time.Time
+	Body        []byte
+}
+
+// PutOptions shape a Put.
+type PutOptions struct {
+	// VisibilityDelay hides the new message for this long (0 to 7 days).
+	VisibilityDelay time.Duration
+	// TTL is the message's time to live; 0 means DefaultMessageTTL and
+	// NeverExpires keeps it forever.
+	TTL time.Duration
+}
+
+// Queue is a message queue, used by the eventually consistent patterns.
+type Queue interface {
+	// Name returns the queue's name.
+	Name() string
+	// Create creates the queue if it does not exist.
+	Create(ctx context.Context) error
+	// Delete deletes the queue and its messages.
+	Delete(ctx context.Context) error
+	// Put adds a message.
+	Put(ctx context.Context, body []byte, opts *PutOptions) (Message, error)
+	// Get receives 1 to 32 visible messages and hides them for visibility.
+	Get(ctx context.Context, n int, visibility time.Duration) ([]Message, error)
+	// Peek returns up to n visible messages without hiding them.
+	Peek(ctx context.Context, n int) ([]Message, error)
+	// Update changes a received message's visibility and, when body is
+	// non-nil, its content; it returns the new pop receipt and next visible time.
+	Update(ctx context.Context, id, popReceipt string, body []byte, visibility time.Duration) (Message, error)
+	// DeleteMessage deletes a received message; the pop receipt must be the latest.
+	DeleteMessage(ctx context.Context, id, popReceipt string) error
+}
+
+// BlobProps describe a stored blob.
+type BlobProps struct {
+	Name         string
+	ETag         ETag
+	Size         int64
+	LastModified time.Time
+}
+
+// BlobPutOptions make a blob write conditional.
+type BlobPutOptions struct {
+	// IfMatch writes only when the blob's ETag matches (412 ConditionNotMet otherwise).
+	IfMatch ETag
+	// IfNoneMatchAny writes only when the blob does not exist (409 BlobAlreadyExists otherwise).
+	IfNoneMatchAny bool
+}
+
+// BlobListOptions page through a container's blobs in name order.
+type BlobListOptions struct {
+	Prefix     string
+	MaxResults int
+	Marker     string
+}
+
+// BlobPage is one page of a blob listing.
+type BlobPage struct {
+	Blobs      []BlobProps
+	NextMarker string
+}
+
+// Container is a blob container, used by the large-entity patterns.
+type Container interface {
+	// Name returns the container's name.
+	Name() string
+	// Create creates the container if it does not exist.
+	Create(ctx context.Context) error
+	// Delete deletes the container and its blobs.
+	Delete(ctx context.Context) error
+	// Put writes a whole blob.
+	Put(ctx context.Context, name string, data []byte, opts *BlobPutOptions) (BlobProps, error)
+	// Get reads a whole blob; BlobNotFound (404) when missing.
+	Get(ctx context.Context, name string) ([]byte, BlobProps, error)
+	// DeleteBlob deletes a blob; ifMatch "" is unconditional.
+	DeleteBlob(ctx context.Context, name string, ifMatch ETag) error
+	// List returns one page of blobs in lexical name order.
+	List(ctx context.Context, opts BlobListOptions) (BlobPage, error)
+}

@@ -1,0 +1,437 @@
+package store
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The service's limits. docs/limits.md cites the source of each.
+const (
+	// MinTableNameLen and MaxTableNameLen bound a table name.
+	MinTableNameLen = 3
+	MaxTableNameLen = 63
+	// MaxKeyUnits is the longest PartitionKey or RowKey, in UTF-16 code units (1 KiB of characters).
+	MaxKeyUnits = 1024
+	// MaxCustomProperties is the most properties an entity may carry besides
+	// PartitionKey, RowKey and Timestamp.
+	MaxCustomProperties = 252
+	// MaxPropertyNameUnits is the longest property name, in UTF-16 code units.
+	MaxPropertyNameUnits = 255
+	// MaxStringUnits is the longest Edm.String value in UTF-16 code units.
+	// The documented limit is 64 KiB; Azure was seen refusing a value of
+	// exactly 32,768 units (64 KiB of UTF-16), so the largest accepted value
+	// is one unit shorter.
+	MaxStringUnits = 32*1024 - 1
+	// MaxBinaryBytes is the largest Edm.Binary value, 64 KiB.
+	MaxBinaryBytes = 64 * 1024
+	// MaxEntitySize is the largest entity by the service's size formula, 1 MiB.
+	MaxEntitySize = 1024 * 1024
+	// MaxBatchActions is the most actions in one entity group transaction.
+	MaxBatchActions = 100
+	// MaxBatchBytes bounds a transaction's request body: it must stay under 4 MiB.
+	MaxBatchBytes = 4 * 1024 * 1024
+	// MaxPageSize is the most entities (or tables) one page returns, and the largest $top.
+	MaxPageSize = 1000
+	// MaxFilterComparisons is the most discrete comparisons in one $filter.
+	MaxFilterComparisons = 15
+)
+
+// utf16Len counts the UTF-16 code units of s, the unit the service measures
+// strings in: a rune beyond the Basic Multilingual Plane counts twice.
+func utf16Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// UTF16Len reports the length of s in UTF-16 code units.
+func UTF16Len(s string) int { return utf16Len(s) }
+
+// quoteTrunc quotes s for an error message, cutting long values so errors stay readable.
+func quoteTrunc(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
+}
+
+// ValidateTableName checks a table name: 3 to 63 characters, a letter then
+// letters and digits, and not the reserved name "tables".
+func ValidateTableName(name string) error {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		isLetter := (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+		isDigit := c >= '0' && c <= '9'
+		if !(isLetter || (isDigit && i > 0)) {
+			return Errorf(CodeInvalidResourceName, 400,
+				"table name %s: character %q at offset %d is not allowed (a letter, then letters and digits)", quoteTrunc(name), c, i)
+		}
+	}
+	if len(name) < MinTableNameLen || len(name) > MaxTableNameLen {
+		return Errorf(CodeOutOfRangeInput, 400,
+			"table name %s is %d characters long: the length must be %d to %d", quoteTrunc(name), len(name), MinTableNameLen, MaxTableNameLen)
+	}
+	if strings.EqualFold(name, "tables") {
+		return Errorf(CodeInvalidInput, 400, "table name %q is reserved by the service", name)
+	}
+	return nil
+}
+
+// keyRuleCode is the code for a forbidden character in a key: the service
+// answers OutOfRangeInput for a single operation and InvalidInput inside a batch.
+func validateKey(which, v string, inBatch bool) error {
+	if !utf8.ValidString(v) {
+		return invalid("%s %s is not valid UTF-8", which, quoteTrunc(v))
+	}
+	if n := utf16Len(v); n > MaxKeyUnits {
+		return Errorf(CodeKeyValueTooLarge, 400,
+			"%s is %d UTF-16 code units long: the limit is %d", which, n, MaxKeyUnits)
+	}
+	code := CodeOutOfRangeInput
+	if inBatch {
+		code = CodeInvalidInput
+	}
+	for i, r := range v {
+		switch {
+		case r == '/' || r == '\\' || r == '#' || r == '?':
+			return Errorf(code, 400, "%s %s contains %q at offset %d: '/', '\\', '#' and '?' are not allowed in keys", which, quoteTrunc(v), r, i)
+		case r <= 0x1F || (r >= 0x7F && r <= 0x9F):
+			return Errorf(code, 400, "%s %s contains control character U+%04X at offset %d: control characters are not allowed in keys", which, quoteTrunc(v), r, i)
+		}
+	}
+	return nil
+}
+
+// ValidateKeys checks a PartitionKey and a RowKey: at most 1,024 UTF-16
+// units, valid UTF-8, and none of / \ # ? or control characters. An empty
+// key is valid.
+func ValidateKeys(pk, rk string) error {
+	if err := validateKey("PartitionKey", pk, false); err != nil {
+		return err
+	}
+	return validateKey("RowKey", rk, false)
+}
+
+// reserved names a custom property may not take.
+func reservedName(name string) bool {
+	switch name {
+	case "PartitionKey", "RowKey", "Timestamp", "ETag", "odata.etag":
+		return true
+	}
+	return false
+}
+
+// ValidatePropertyName checks one custom property name: a C# identifier (a
+// letter or '_', then letters, digits or '_'), at most 255 characters, and
+// not one of the reserved system names.
+func ValidatePropertyName(name string) error {
+	if n := utf16Len(name); n > MaxPropertyNameUnits {
+		return Errorf(CodePropertyNameTooLong, 400,
+			"property name %s is %d characters long: the limit is %d", quoteTrunc(name), n, MaxPropertyNameUnits)
+	}
+	if name == "" {
+		return Errorf(CodePropertyNameInvalid, 400, "property name is empty")
+	}
+	if !utf8.ValidString(name) {
+		return Errorf(CodePropertyNameInvalid, 400, "property name %s is not valid UTF-8", quoteTrunc(name))
+	}
+	for i, r := range name {
+		ok := r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))
+		if !ok {
+			return Errorf(CodePropertyNameInvalid, 400,
+				"property name %s: character %q at offset %d is not allowed (a letter or '_', then letters, digits or '_')", quoteTrunc(name), r, i)
+		}
+	}
+	if reservedName(name) {
+		return Errorf(CodePropertyNameInvalid, 400,
+			"property name %q is reserved for a system property: set the Entity field instead", name)
+	}
+	return nil
+}
+
+// ValidateValue checks one property value: its Go type is one of the
+// closed set and it is within its type's limits.
+func ValidateValue(name string, v any) error {
+	switch x := v.(type) {
+	case nil, bool, int32, int64, float64, GUID:
+		return nil
+	case string:
+		if !utf8.ValidString(x) {
+			return invalid("property %q: string value is not valid UTF-8", name)
+		}
+		if n := utf16Len(x); n > MaxStringUnits {
+			return Errorf(CodePropertyValueTooLarge, 400,
+				"property %q: string of %d UTF-16 code units exceeds the limit of %d", name, n, MaxStringUnits)
+		}
+	case []byte:
+		if len(x) > MaxBinaryBytes {
+			return Errorf(CodePropertyValueTooLarge, 400,
+				"property %q: binary value of %d bytes exceeds the limit of %d", name, len(x), MaxBinaryBytes)
+		}
+	case time.Time:
+		u := x.UTC()
+		if u.Before(MinTime) || u.After(MaxTime) {
+			return Errorf(CodeOutOfRangeInput, 400,
+				"property %q: DateTime %s is outside the range %s to %s", name,
+				u.Format(time.RFC3339Nano), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339Nano))
+		}
+	default:
+		return Errorf(CodeInvalidValueType, 400,
+			"property %q: unsupported Go type %T (use string, []byte, bool, int32, int64, float64, time.Time or store.GUID)", name, v)
+	}
+	return nil
+}
+
+// valueSize is a value's size in the service's entity size formula.
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case string:
+		return 2*utf16Len(x) + 4
+	case []byte:
+		return len(x) + 4
+	case bool:
+		return 1
+	case int32:
+		return 4
+	case int64, float64, time.Time:
+		return 8
+	case GUID:
+		return 16
+	}
+	return 0
+}
+
+// EntitySize is an entity's size by the formula the Azure Storage team
+// published: 4 + 2*len(PartitionKey+RowKey) + for each non-nil property
+// (8 + 2*len(name) + the value's size), lengths in UTF-16 code units.
+func EntitySize(e *Entity) int {
+	n := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
+	for k, v := range e.Properties {
+		if v == nil {
+			continue
+		}
+		n += 8 + 2*utf16Len(k) + valueSize(v)
+	}
+	return n
+}
+
+// ValidateEntity checks everything the service checks about an entity on
+// a write: keys, property count, names, types, value limits and total size.
+// Nil properties are not stored and do not count.
+func ValidateEntity(e *Entity) error {
+	return validateEntity(e, false)
+}
+
+func validateEntity(e *Entity, inBatch bool) error {
+	if err := validateKey("PartitionKey", e.PartitionKey, inBatch); err != nil {
+		return err
+	}
+	if err := validateKey("RowKey", e.RowKey, inBatch); err != nil {
+		return err
+	}
+	count := 0
+	for name, v := range e.Properties {
+		if v == nil {
+			continue
+		}
+		count++
+		if err := ValidatePropertyName(name); err != nil {
+			return err
+		}
+		if err := ValidateValue(name, v); err != nil {
+			return err
+		}
+	}
+	if count > MaxCustomProperties {
+		return Errorf(CodeTooManyProperties, 400,
+			"entity (%s, %s) has %d properties: the limit is %d custom properties", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), count, MaxCustomProperties)
+	}
+	if n := EntitySize(e); n > MaxEntitySize {
+		return Errorf(CodeEntityTooLarge, 400,
+			"entity (%s, %s) is %d bytes by the service's size formula: the limit is %d", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), n, MaxEntitySize)
+	}
+	return nil
+}
+
+// ValidateETag checks an If-Match value: "*" or a quoted entity tag,
+// optionally weak (W/"..."). An empty ETag is refused: pass ETagAny to
+// write unconditionally.
+func ValidateETag(t ETag) error {
+	s := string(t)
+	if s == "" {
+		return invalid("If-Match is empty: pass the ETag that was read, or store.ETagAny for an unconditional write")
+	}
+	if t == ETagAny {
+		return nil
+	}
+	body := strings.TrimPrefix(s, "W/")
+	if len(body) < 2 || body[0] != '"' || body[len(body)-1] != '"' || strings.Contains(body[1:len(body)-1], `"`) {
+		return invalid("ETag %s is malformed: want \"*\", \"...\" or W/\"...\"", quoteTrunc(s))
+	}
+	return nil
+}
+
+// ValidateTop checks a $top value: 0 (no cap) or 1 to 1,000.
+func ValidateTop(top int) error {
+	if top < 0 || top > MaxPageSize {
+		return invalid("$top %d is out of range: it must be 1 to %d", top, MaxPageSize)
+	}
+	return nil
+}
+
+// ValidateSelect checks the property names of a $select.
+func ValidateSelect(names []string) error {
+	for _, n := range names {
+		switch n {
+		case "PartitionKey", "RowKey", "Timestamp":
+			continue
+		}
+		if err := ValidatePropertyName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EstimateWireSize is an upper estimate of the bytes an entity takes in a
+// JSON request body with full type annotations, used to keep transactions
+// under the service's 4 MiB body limit.
+func EstimateWireSize(e *Entity) int {
+	n := 64 + jsonStringLen(e.PartitionKey) + jsonStringLen(e.RowKey)
+	for k, v := range e.Properties {
+		if v == nil {
+			continue
+		}
+		n += jsonStringLen(k) + 2
+		switch x := v.(type) {
+		case string:
+			n += jsonStringLen(x)
+		case []byte:
+			n += (len(x)+2)/3*4 + 2 + annotationLen(k)
+		case bool:
+			n += 5
+		case int32:
+			n += 11
+		case int64:
+			n += 22 + annotationLen(k)
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				n += 11 + annotationLen(k)
+			} else {
+				n += 24 + annotationLen(k)
+			}
+		case time.Time:
+			n += 30 + annotationLen(k)
+		case GUID:
+			n += 38 + annotationLen(k)
+		}
+	}
+	return n
+}
+
+// batchActionOverhead bounds the multipart framing and request line of one
+// action in a transaction body.
+const batchActionOverhead = 512
+
+func annotationLen(name string) int {
+	return jsonStringLen(name) + len(`"@odata.type":"Edm.DateTime",`)
+}
+
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			n += 2
+		case c < 0x20:
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// ActionWireSize estimates one transaction action's share of the body.
+func ActionWireSize(a *Action) int {
+	if a.Kind == ActionDelete {
+		return batchActionOverhead + len(a.Entity.PartitionKey) + len(a.Entity.RowKey)
+	}
+	return batchActionOverhead + EstimateWireSize(&a.Entity)
+}
+
+// ValidateTransaction checks an entity group transaction before anything
+// is written: 1 to 100 actions, one PartitionKey, each RowKey at most once,
+// every entity and If-Match valid, and the body under 4 MiB. The returned
+// *Error carries the index of the offending action.
+func ValidateTransaction(actions []Action) error {
+	if len(actions) == 0 {
+		return invalid("a transaction needs at least one action")
+	}
+	if len(actions) > MaxBatchActions {
+		return invalid("a transaction of %d actions exceeds the maximum %d changes per change set", len(actions), MaxBatchActions)
+	}
+	pk := actions[0].Entity.PartitionKey
+	seen := make(map[string]int, len(actions))
+	size := 0
+	for i := range actions {
+		a := &actions[i]
+		if a.Kind < ActionInsert || a.Kind > ActionDelete {
+			return WithIndex(invalid("unknown action kind %d", int(a.Kind)), i)
+		}
+		if a.Entity.PartitionKey != pk {
+			return WithIndex(Errorf(CodeCommandsInBatchActOnDifferentPart, 400,
+				"action %d is on PartitionKey %s but action 0 is on %s: a transaction covers one partition", i, quoteTrunc(a.Entity.PartitionKey), quoteTrunc(pk)), i)
+		}
+		if j, dup := seen[a.Entity.RowKey]; dup {
+			return WithIndex(Errorf(CodeInvalidDuplicateRow, 400,
+				"RowKey %s appears in actions %d and %d: an entity may appear once per transaction", quoteTrunc(a.Entity.RowKey), j, i), i)
+		}
+		seen[a.Entity.RowKey] = i
+		var err error
+		if a.Kind == ActionDelete {
+			err = validateKey("PartitionKey", a.Entity.PartitionKey, true)
+			if err == nil {
+				err = validateKey("RowKey", a.Entity.RowKey, true)
+			}
+		} else {
+			err = validateEntity(&a.Entity, true)
+		}
+		if err == nil && a.Kind.NeedsIfMatch() {
+			err = ValidateETag(a.IfMatch)
+		}
+		if err != nil {
+			return WithIndex(err, i)
+		}
+		size += ActionWireSize(a)
+	}
+	if size >= MaxBatchBytes {
+		return Errorf(CodeRequestBodyTooLarge, 413,
+			"transaction body of about %d bytes is over the service's limit of %d bytes", size, MaxBatchBytes)
+	}
+	return nil
+}
