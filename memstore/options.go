@@ -1,0 +1,67 @@
+package memstore
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	now         func() time.Time
+	deleteDelay time.Duration
+	shortPages  *rand.Rand
+	faults      FaultFunc
+}
+
+// WithClock makes the store read time from now instead of time.Now. The
+// store still moves Timestamps strictly forward when the clock stalls or
+// goes back, as the service does.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}
+
+// WithTableDeleteDelay makes a deleted table's name unusable for d:
+// creating it again inside that window fails with TableBeingDeleted (409),
+// as on Azure, where the delay is typically around 40 seconds. The default
+// is zero.
+func WithTableDeleteDelay(d time.Duration) Option {
+	return func(o *options) { o.deleteDelay = d }
+}
+
+// WithShortPages makes queries return short and empty pages with
+// continuation tokens at random, as Azure does at partition-server
+// boundaries, so that code ignoring continuation tokens fails its tests.
+// The seed makes runs repeatable.
+func WithShortPages(seed uint64) Option {
+	return func(o *options) { o.shortPages = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+}
+
+// Operation names a store operation for fault injection.
+type Operation string
+
+// The operations a FaultFunc sees.
+const (
+	OpCreateTable Operation = "CreateTable"
+	OpDeleteTable Operation = "DeleteTable"
+	OpListTables  Operation = "ListTables"
+	OpGet         Operation = "Get"
+	OpInsert      Operation = "Insert"
+	OpUpdate      Operation = "Update"
+	OpUpsert      Operation = "Upsert"
+	OpDelete      Operation = "Delete"
+	OpQuery       Operation = "Query"
+	OpTransact    Operation = "Transact"
+)
+
+// FaultFunc decides, before an operation runs, whether it fails instead.
+// Returning a non-nil error (typically a *store.Error such as ServerBusy)
+// makes the operation fail with it without touching any data.
+type FaultFunc func(op Operation, table string) error
+
+// WithFaults installs a fault schedule, for testing retries and partial
+// failure handling.
+func WithFaults(f FaultFunc) Option {
+	return func(o *options) { o.faults = f }
+}

@@ -1,0 +1,102 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// Query implements store.Table. It visits only the key ranges the filter's
+// plan allows (a point, a row range, a partition or a range of
+// partitions), evaluates the whole filter on each entity it visits, and
+// returns at most Top (or 1,000) entities with a token that resumes after
+// the last key it examined. The token is a key, not a position, so it stays
+// valid across concurrent writes.
+func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	if err := store.ValidateTop(q.Top); err != nil {
+		return store.Page{}, err
+	}
+	if err := store.ValidateSelect(q.Select); err != nil {
+		return store.Page{}, err
+	}
+	f, err := filter.Parse(q.Filter)
+	if err != nil {
+		return store.Page{}, err
+	}
+	var fromPK, fromRK string
+	resume := q.Continuation != ""
+	if resume {
+		if fromPK, fromRK, err = decodeEntityToken(q.Continuation); err != nil {
+			return store.Page{}, err
+		}
+	}
+	t, err := h.begin(ctx, OpQuery)
+	if err != nil {
+		return store.Page{}, err
+	}
+	limit := q.Top
+	if limit == 0 {
+		limit = store.MaxPageSize
+	}
+	limit, empty := h.s.pageCut(limit)
+
+	var page store.Page
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, kr := range f.Plan().Ranges {
+		startPK, startRK, bounded := kr.Start()
+		if resume && (!bounded || compareKeys(fromPK, fromRK, startPK, startRK) > 0) {
+			startPK, startRK = fromPK, fromRK
+		}
+		done := false
+		t.tree.ascend(startPK, startRK, func(r *record) bool {
+			if kr.Past(r.pk, r.rk) {
+				return false
+			}
+			if empty || len(page.Entities) == limit {
+				page.Continuation = encodeEntityToken(r.pk, r.rk)
+				done = true
+				return false
+			}
+			e := r.entity(nil)
+			if !f.Match(&e) {
+				return true
+			}
+			if len(q.Select) > 0 {
+				e = r.entity(q.Select)
+			}
+			page.Entities = append(page.Entities, e)
+			return true
+		})
+		if done {
+			break
+		}
+	}
+	return page, nil
+}
+
+func compareKeys(pk1, rk1, pk2, rk2 string) int {
+	if c := store.CompareOrdinal(pk1, pk2); c != 0 {
+		return c
+	}
+	return store.CompareOrdinal(rk1, rk2)
+}
+
+// pageCut applies WithShortPages: it may shorten a page or make it empty,
+// as Azure does when a query crosses a partition-server boundary or runs
+// out of time.
+func (s *Store) pageCut(limit int) (int, bool) {
+	if s.opts.shortPages == nil {
+		return limit, false
+	}
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	switch s.opts.shortPages.IntN(4) {
+	case 0:
+		return limit, true
+	case 1:
+		return 1 + s.opts.shortPages.IntN(limit), false
+	}
+	return limit, false
+}

@@ -1,0 +1,236 @@
+package memstore
+
+import (
+	"encoding/binary"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// record is one stored entity. Its properties live in one immutable byte
+// slice in a compact binary form, so an entity of n bytes of properties
+// costs little more than n bytes, and a read decodes it straight into a
+// fresh Properties map. A write never changes a record: it stores a new one.
+type record struct {
+	pk, rk string
+	ts     int64  // service time in Unix nanoseconds; the ETag derives from it
+	props  []byte // encoded properties, see encodeProps
+}
+
+// Property type tags in the compact encoding.
+const (
+	tagString byte = iota + 1
+	tagBinary
+	tagBool
+	tagInt32
+	tagInt64
+	tagDouble
+	tagDateTime
+	tagGUID
+)
+
+// ticksAtUnixEpoch is the number of 100 ns ticks from 0001-01-01 to 1970-01-01.
+const ticksAtUnixEpoch = 621355968000000000
+
+func timeToTicks(t time.Time) int64 {
+	return ticksAtUnixEpoch + t.Unix()*10_000_000 + int64(t.Nanosecond())/100
+}
+
+func ticksToTime(ticks int64) time.Time {
+	d := ticks - ticksAtUnixEpoch
+	sec, rem := d/10_000_000, d%10_000_000
+	if rem < 0 {
+		sec--
+		rem += 10_000_000
+	}
+	return time.Unix(sec, rem*100).UTC()
+}
+
+// encodeProps encodes the non-nil properties; values must be valid.
+// Layout per property: uvarint name length, name, tag, value; strings and
+// binaries carry a uvarint length, fixed-size values are little endian.
+func encodeProps(props map[string]any) []byte {
+	size := 0
+	for k, v := range props {
+		if v == nil {
+			continue
+		}
+		size += binary.MaxVarintLen32 + len(k) + 1 + binary.MaxVarintLen32
+		switch x := v.(type) {
+		case string:
+			size += len(x)
+		case []byte:
+			size += len(x)
+		default:
+			size += 16
+		}
+	}
+	b := make([]byte, 0, size)
+	for k, v := range props {
+		if v == nil {
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		switch x := v.(type) {
+		case string:
+			b = append(b, tagString)
+			b = binary.AppendUvarint(b, uint64(len(x)))
+			b = append(b, x...)
+		case []byte:
+			b = append(b, tagBinary)
+			b = binary.AppendUvarint(b, uint64(len(x)))
+			b = append(b, x...)
+		case bool:
+			v := byte(0)
+			if x {
+				v = 1
+			}
+			b = append(b, tagBool, v)
+		case int32:
+			b = append(b, tagInt32)
+			b = binary.LittleEndian.AppendUint32(b, uint32(x))
+		case int64:
+			b = append(b, tagInt64)
+			b = binary.LittleEndian.AppendUint64(b, uint64(x))
+		case float64:
+			b = append(b, tagDouble)
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		case time.Time:
+			b = append(b, tagDateTime)
+			b = binary.LittleEndian.AppendUint64(b, uint64(timeToTicks(store.NormalizeTime(x))))
+		case store.GUID:
+			b = append(b, tagGUID)
+			b = append(b, x[:]...)
+		}
+	}
+	return b
+}
+
+// unsafeString views b as a string without copying. Only for the immutable
+// bytes of a record: they are never written after encodeProps returns.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// eachProp calls fn for every encoded property with its name, tag and raw
+// value bytes.
+func eachProp(b []byte, fn func(name string, tag byte, raw []byte) bool) {
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		b = b[w:]
+		name := unsafeString(b[:n])
+		b = b[n:]
+		tag := b[0]
+		b = b[1:]
+		var raw []byte
+		switch tag {
+		case tagString, tagBinary:
+			l, w := binary.Uvarint(b)
+			raw = b[w : w+int(l)]
+			b = b[w+int(l):]
+		case tagBool:
+			raw, b = b[:1], b[1:]
+		case tagInt32:
+			raw, b = b[:4], b[4:]
+		case tagInt64, tagDouble, tagDateTime:
+			raw, b = b[:8], b[8:]
+		case tagGUID:
+			raw, b = b[:16], b[16:]
+		}
+		if !fn(name, tag, raw) {
+			return
+		}
+	}
+}
+
+// decodeValue turns raw bytes back into the property's Go value. Strings
+// share the record's immutable bytes; binaries are copied because callers
+// may write to them.
+func decodeValue(tag byte, raw []byte) any {
+	switch tag {
+	case tagString:
+		return unsafeString(raw)
+	case tagBinary:
+		return append(make([]byte, 0, len(raw)), raw...)
+	case tagBool:
+		return raw[0] == 1
+	case tagInt32:
+		return int32(binary.LittleEndian.Uint32(raw))
+	case tagInt64:
+		return int64(binary.LittleEndian.Uint64(raw))
+	case tagDouble:
+		return math.Float64frombits(binary.LittleEndian.Uint64(raw))
+	case tagDateTime:
+		return ticksToTime(int64(binary.LittleEndian.Uint64(raw)))
+	case tagGUID:
+		var g store.GUID
+		copy(g[:], raw)
+		return g
+	}
+	return nil
+}
+
+// countProps reports how many properties b holds.
+func countProps(b []byte) int {
+	n := 0
+	eachProp(b, func(string, byte, []byte) bool { n++; return true })
+	return n
+}
+
+// timestamp returns the record's Timestamp.
+func (r *record) timestamp() time.Time { return time.Unix(0, r.ts).UTC() }
+
+// etag formats the record's ETag the way the service does: a weak tag
+// holding the URL-escaped write time. Write times are unique per store, so
+// every write yields a new ETag.
+func (r *record) etag() store.ETag {
+	ts := r.timestamp().Format("2006-01-02T15:04:05.0000000Z")
+	return store.ETag(`W/"datetime'` + strings.ReplaceAll(url.QueryEscape(ts), "+", "%20") + `'"`)
+}
+
+// entity decodes the record; sel, when non-empty, projects its properties.
+func (r *record) entity(sel []string) store.Entity {
+	e := store.Entity{PartitionKey: r.pk, RowKey: r.rk, Timestamp: r.timestamp(), ETag: r.etag()}
+	if len(sel) == 0 {
+		e.Properties = make(map[string]any, 8)
+		eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+			e.Properties[name] = decodeValue(tag, raw)
+			return true
+		})
+		return e
+	}
+	e.Properties = make(map[string]any, len(sel))
+	eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+		for _, s := range sel {
+			if s == name {
+				e.Properties[name] = decodeValue(tag, raw)
+				break
+			}
+		}
+		return true
+	})
+	return e
+}
+
+// merged returns the properties of r overlaid with update's non-nil ones.
+func (r *record) merged(update map[string]any) map[string]any {
+	m := make(map[string]any, len(update)+8)
+	eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+		m[name] = decodeValue(tag, raw)
+		return true
+	})
+	for k, v := range update {
+		if v != nil {
+			m[k] = v
+		}
+	}
+	return m
+}

@@ -1,0 +1,169 @@
+package memstore
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// table holds one table's entities in key order.
+type table struct {
+	name string // as created
+	mu   sync.RWMutex
+	tree btree
+}
+
+func newTable(name string) *table { return &table{name: name} }
+
+// tableHandle is the store.Table a Store hands out. It resolves the table
+// on every call.
+type tableHandle struct {
+	s    *Store
+	name string
+}
+
+var _ store.Table = (*tableHandle)(nil)
+
+// Name implements store.Table.
+func (h *tableHandle) Name() string { return h.name }
+
+// begin runs the checks every entity operation starts with.
+func (h *tableHandle) begin(ctx context.Context, op Operation) (*table, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	t, err := h.s.lookup(h.name)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.s.fault(op, h.name); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Get implements store.Table.
+func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOptions) (store.Entity, error) {
+	if err := store.ValidateKeys(pk, rk); err != nil {
+		return store.Entity{}, err
+	}
+	var sel []string
+	if opts != nil {
+		if err := store.ValidateSelect(opts.Select); err != nil {
+			return store.Entity{}, err
+		}
+		sel = opts.Select
+	}
+	t, err := h.begin(ctx, OpGet)
+	if err != nil {
+		return store.Entity{}, err
+	}
+	t.mu.RLock()
+	r := t.tree.get(pk, rk)
+	t.mu.RUnlock()
+	if r == nil {
+		return store.Entity{}, notFound(h.name, pk, rk)
+	}
+	return r.entity(sel), nil
+}
+
+func notFound(table, pk, rk string) *store.Error {
+	return store.Errorf(store.CodeResourceNotFound, 404, "entity (PartitionKey %q, RowKey %q) does not exist in table %q", pk, rk, table)
+}
+
+// Insert implements store.Table.
+func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
+	return h.write(ctx, OpInsert, store.Action{Kind: store.ActionInsert, Entity: e})
+}
+
+// Update implements store.Table.
+func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
+	kind := store.ActionUpdateMerge
+	if mode == store.Replace {
+		kind = store.ActionUpdateReplace
+	}
+	return h.write(ctx, OpUpdate, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch})
+}
+
+// Upsert implements store.Table.
+func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.UpdateMode) (store.ETag, error) {
+	kind := store.ActionUpsertMerge
+	if mode == store.Replace {
+		kind = store.ActionUpsertReplace
+	}
+	return h.write(ctx, OpUpsert, store.Action{Kind: kind, Entity: e})
+}
+
+// Delete implements store.Table.
+func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.ETag) error {
+	_, err := h.write(ctx, OpDelete, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
+	return err
+}
+
+// write validates and applies one action outside a transaction.
+func (h *tableHandle) write(ctx context.Context, op Operation, a store.Action) (store.ETag, error) {
+	if a.Kind == store.ActionDelete {
+		if err := store.ValidateKeys(a.Entity.PartitionKey, a.Entity.RowKey); err != nil {
+			return "", err
+		}
+	} else if err := store.ValidateEntity(&a.Entity); err != nil {
+		return "", err
+	}
+	if a.Kind.NeedsIfMatch() {
+		if err := store.ValidateETag(a.IfMatch); err != nil {
+			return "", err
+		}
+	}
+	t, err := h.begin(ctx, op)
+	if err != nil {
+		return "", err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ts := h.s.tick().UnixNano()
+	r, remove, err := apply(h.name, t.tree.get(a.Entity.PartitionKey, a.Entity.RowKey), &a, ts)
+	if err != nil {
+		return "", err
+	}
+	if remove {
+		t.tree.remove(a.Entity.PartitionKey, a.Entity.RowKey)
+		return "", nil
+	}
+	t.tree.put(r)
+	return r.etag(), nil
+}
+
+// apply computes the effect of one action on the current record cur (nil
+// when missing): the new record, or remove for a delete. It changes nothing.
+func apply(tableName string, cur *record, a *store.Action, ts int64) (next *record, remove bool, err error) {
+	pk, rk := a.Entity.PartitionKey, a.Entity.RowKey
+	if a.Kind.NeedsIfMatch() {
+		if cur == nil {
+			return nil, false, notFound(tableName, pk, rk)
+		}
+		if a.IfMatch != store.ETagAny && a.IfMatch != cur.etag() {
+			return nil, false, store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+				"entity (PartitionKey %q, RowKey %q) has ETag %s, not the If-Match %s: it changed since it was read", pk, rk, cur.etag(), a.IfMatch)
+		}
+	}
+	props := a.Entity.Properties
+	switch a.Kind {
+	case store.ActionDelete:
+		return nil, true, nil
+	case store.ActionInsert:
+		if cur != nil {
+			return nil, false, store.Errorf(store.CodeEntityAlreadyExists, 409,
+				"entity (PartitionKey %q, RowKey %q) already exists in table %q", pk, rk, tableName)
+		}
+	case store.ActionUpdateMerge, store.ActionUpsertMerge:
+		if cur != nil {
+			props = cur.merged(props)
+			merged := store.Entity{PartitionKey: pk, RowKey: rk, Properties: props}
+			if err := store.ValidateEntity(&merged); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	return &record{pk: pk, rk: rk, ts: ts, props: encodeProps(props)}, false, nil
+}

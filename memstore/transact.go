@@ -1,0 +1,47 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// Transact implements store.Table: the actions are checked as a whole
+// first, then applied to a private overlay; only when every action
+// succeeds does the overlay replace the stored records, so a failure
+// leaves no trace. All actions of one transaction share one Timestamp.
+func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
+	if err := store.ValidateTransaction(actions); err != nil {
+		return nil, err
+	}
+	t, err := h.begin(ctx, OpTransact)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ts := h.s.tick().UnixNano()
+	next := make([]*record, len(actions))
+	remove := make([]bool, len(actions))
+	for i := range actions {
+		a := &actions[i]
+		// ValidateTransaction guarantees each RowKey appears once, so the
+		// current record of every action is the stored one.
+		cur := t.tree.get(a.Entity.PartitionKey, a.Entity.RowKey)
+		r, rm, err := apply(h.name, cur, a, ts)
+		if err != nil {
+			return nil, store.WithIndex(err, i)
+		}
+		next[i], remove[i] = r, rm
+	}
+	results := make([]store.ActionResult, len(actions))
+	for i := range actions {
+		if remove[i] {
+			t.tree.remove(actions[i].Entity.PartitionKey, actions[i].Entity.RowKey)
+			continue
+		}
+		t.tree.put(next[i])
+		results[i].ETag = next[i].etag()
+	}
+	return results, nil
+}
