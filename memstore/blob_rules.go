@@ -1,0 +1,90 @@
+package memstore
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// Blob name limits: "A blob name must be at least one character long and
+// cannot be more than 1,024 characters long" and "The number of path
+// segments comprising the blob name cannot exceed 254" (Naming and
+// Referencing Containers, Blobs, and Metadata).
+const (
+	maxBlobNameUnits    = 1024
+	maxBlobPathSegments = 254
+)
+
+// validateBlobName checks a blob name: valid UTF-8, 1 to 1,024 characters
+// (UTF-16 code units, as the service counts) and at most 254 path segments.
+func validateBlobName(name string) error {
+	if !utf8.ValidString(name) {
+		return store.Errorf(store.CodeInvalidResourceName, 400, "blob name %q is not valid UTF-8", clip(name))
+	}
+	if n := store.UTF16Len(name); n < 1 || n > maxBlobNameUnits {
+		return store.Errorf(store.CodeOutOfRangeInput, 400,
+			"blob name %q is %d characters long: the length must be 1 to %d", clip(name), n, maxBlobNameUnits)
+	}
+	if n := strings.Count(name, "/") + 1; n > maxBlobPathSegments {
+		return store.Errorf(store.CodeOutOfRangeInput, 400,
+			"blob name %q has %d path segments: the limit is %d", clip(name), n, maxBlobPathSegments)
+	}
+	return nil
+}
+
+// blobETag makes a blob's ETag from its write time: the time in .NET ticks
+// (100 ns since year 1) in hex, quoted, the shape Azure's blob ETags have
+// ("0x8DC..."). The store's clock is strictly increasing at 100 ns
+// precision, so every write gets a distinct ETag.
+func blobETag(t time.Time) store.ETag {
+	const unixEpochTicks = 621355968000000000
+	ticks := t.Unix()*10_000_000 + int64(t.Nanosecond()/100) + unixEpochTicks
+	return store.ETag(fmt.Sprintf(`"0x%X"`, ticks))
+}
+
+// etagMatches compares an If-Match value with a blob's ETag. The service
+// accepts the ETag with or without quotes, and "*" matches any blob.
+func etagMatches(cond, etag store.ETag) bool {
+	if cond == store.ETagAny {
+		return true
+	}
+	return strings.Trim(string(cond), `"`) == strings.Trim(string(etag), `"`)
+}
+
+// markerPrefix versions the marker format.
+const markerPrefix = "1!"
+
+// encodeMarker makes the opaque marker that resumes a listing at name.
+func encodeMarker(name string) string {
+	return markerPrefix + base64.RawURLEncoding.EncodeToString([]byte(name))
+}
+
+// decodeMarker reads a marker made by encodeMarker.
+func decodeMarker(m string) (string, error) {
+	rest, ok := strings.CutPrefix(m, markerPrefix)
+	if ok {
+		if b, err := base64.RawURLEncoding.DecodeString(rest); err == nil {
+			return string(b), nil
+		}
+	}
+	return "", store.Errorf(codeInvalidQueryParameter, 400,
+		"marker %q is malformed: pass the NextMarker of the previous page unchanged", clip(m))
+}
+
+// listSize resolves BlobListOptions.MaxResults: 0 means the service's
+// maximum, more than 5,000 is capped at 5,000 as the service caps it, and
+// a negative value is refused as the service refuses maxresults <= 0.
+func listSize(max int) (int, error) {
+	switch {
+	case max < 0:
+		return 0, store.Errorf(codeOutOfRangeQueryParameter, 400,
+			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", max, defaultListBlobs)
+	case max == 0 || max > defaultListBlobs:
+		return defaultListBlobs, nil
+	}
+	return max, nil
+}
