@@ -85,7 +85,7 @@ func TestQueueMissing(t *testing.T) {
 	}
 	receipt := popReceipt(1)
 	checks := map[string]error{
-		"Delete": q.Delete(ctx),
+		"Delete":        q.Delete(ctx),
 		"DeleteMessage": q.DeleteMessage(ctx, messageID(1), receipt),
 	}
 	_, checks["Put"] = q.Put(ctx, []byte("x"), nil)
