@@ -1,0 +1,235 @@
+package mapper
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+type keyed struct {
+	PK string `table:",pk"`
+	RK string `table:",rk"`
+}
+
+// Each refused struct type gets a *mapper.Error at first use that names
+// the field and says what is wrong.
+func TestTagErrors(t *testing.T) {
+	type badOpt struct {
+		keyed
+		A string `table:"A,omitemtpy"`
+	}
+	type twoRoles struct {
+		keyed
+		A string `table:",pk,rk"`
+	}
+	type badName struct {
+		keyed
+		A string `table:"1st"`
+	}
+	type reserved struct {
+		keyed
+		A string `table:"Timestamp"`
+	}
+	type intPK struct {
+		PK int `table:",pk"`
+		RK string `table:",rk"`
+	}
+	type noRK struct {
+		PK string `table:",pk"`
+	}
+	type noKeys struct{ A string }
+	type badETag struct {
+		keyed
+		E int `table:",etag"`
+	}
+	type badTS struct {
+		keyed
+		T string `table:",timestamp"`
+	}
+	type badExtra struct {
+		keyed
+		X map[string]string `table:",extra"`
+	}
+	type structField struct {
+		keyed
+		N Nested
+	}
+	type sliceField struct {
+		keyed
+		L []int
+	}
+	type ptrPtr struct {
+		keyed
+		P **int
+	}
+	type iface struct {
+		keyed
+		V any
+	}
+	type complexF struct {
+		keyed
+		C complex128
+	}
+	type chanJSON struct {
+		keyed
+		C chan int `table:",json"`
+	}
+	type pkJSON struct {
+		PK string `table:",pk,json"`
+		RK string `table:",rk"`
+	}
+	type halfText struct {
+		keyed
+		H onlyMarshal
+	}
+	type halfCustom struct {
+		keyed
+		H onlyProp
+	}
+	cases := []struct {
+		v     any
+		field string
+		want  string
+	}{
+		{badOpt{}, "A", `unknown tag option "omitemtpy"`},
+		{twoRoles{}, "A", `"pk" and "rk" conflict`},
+		{badName{}, "A", `invalid property name "1st"`},
+		{reserved{}, "A", `"Timestamp"`},
+		{intPK{}, "PK", "string kind, not int"},
+		{noRK{}, "", "no RowKey"},
+		{noKeys{}, "", "no PartitionKey"},
+		{badETag{}, "E", "etag field"},
+		{badTS{}, "T", "timestamp field must be time.Time"},
+		{badExtra{}, "X", "map[string]any"},
+		{structField{}, "N", "add the tag option json"},
+		{sliceField{}, "L", "add the tag option json"},
+		{ptrPtr{}, "P", "one level of pointer"},
+		{iface{}, "V", "concrete type"},
+		{complexF{}, "C", "unsupported type complex128"},
+		{chanJSON{}, "C", "cannot be stored as JSON"},
+		{pkJSON{}, "PK", "json cannot go with"},
+		{halfText{}, "H", "not implement encoding.TextUnmarshaler"},
+		{halfCustom{}, "H", "not implement UnmarshalTableProperty"},
+		{&keyedMethodTagged{}, "PK", "computes its keys with TableKeys"},
+		{42, "", "want a struct"},
+	}
+	for _, c := range cases {
+		_, err := Encode(c.v)
+		var me *Error
+		if !errors.As(err, &me) {
+			t.Errorf("%T: got %v, want *mapper.Error", c.v, err)
+			continue
+		}
+		if me.Field != c.field || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%T: error %q (field %q), want field %q and %q", c.v, err, me.Field, c.field, c.want)
+		}
+		// The error is cached: the second use reports the same.
+		if _, err2 := Encode(c.v); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("%T: second use gave %v", c.v, err2)
+		}
+	}
+}
+
+type onlyMarshal struct{}
+
+func (onlyMarshal) MarshalText() ([]byte, error) { return nil, nil }
+
+type onlyProp struct{}
+
+func (onlyProp) MarshalTableProperty() (any, error) { return nil, nil }
+
+type keyedMethodTagged struct {
+	PK string `table:",pk"`
+}
+
+func (k *keyedMethodTagged) TableKeys() (string, string) { return k.PK, "" }
+
+// Embedded struct conflicts follow encoding/json: the shallower field
+// wins, a single tagged field wins at equal depth, and otherwise the name
+// is dropped.
+func TestEmbeddedDominance(t *testing.T) {
+	type A struct {
+		Name  string
+		Both  string
+		Tagd  string `table:"Tagd"`
+		Inner string
+	}
+	type B struct {
+		Both string
+		Tagd string
+	}
+	type outer struct {
+		keyed
+		A
+		B
+		Name string
+	}
+	c, err := codecFor(reflect.TypeFor[outer]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range c.fields {
+		got = append(got, f.name+"="+f.goPath)
+	}
+	want := []string{"Tagd=A.Tagd", "Inner=A.Inner", "Name=Name"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("fields %v, want %v", got, want)
+	}
+}
+
+func TestSystemNamesInferRoles(t *testing.T) {
+	type plain struct {
+		PartitionKey string
+		RowKey       string
+		Timestamp    time.Time
+		ETag         string
+		Value        int32
+	}
+	ts := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	var p plain
+	if err := Decode(store.Entity{PartitionKey: "a", RowKey: "b", Timestamp: ts, ETag: "W/\"e\"",
+		Properties: map[string]any{"Value": int32(3)}}, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p != (plain{"a", "b", ts, `W/"e"`, 3}) {
+		t.Fatalf("decoded %+v", p)
+	}
+	e, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Properties) != 1 || e.PartitionKey != "a" || e.RowKey != "b" {
+		t.Fatalf("encoded %+v", e)
+	}
+}
+
+func TestCodecCachedOnceConcurrently(t *testing.T) {
+	type fresh struct {
+		keyed
+		A int
+	}
+	typ := reflect.TypeFor[fresh]()
+	var wg sync.WaitGroup
+	got := make([]*codec, 8)
+	for i := range got {
+		wg.Go(func() {
+			c, err := codecFor(typ)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = c
+		})
+	}
+	wg.Wait()
+	for _, c := range got[1:] {
+		if c != got[0] {
+			t.Fatal("codecFor returned different codecs for one type")
+		}
+	}
+}
