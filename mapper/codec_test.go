@@ -36,7 +36,7 @@ func TestTagErrors(t *testing.T) {
 		A string `table:"Timestamp"`
 	}
 	type intPK struct {
-		PK int `table:",pk"`
+		PK int    `table:",pk"`
 		RK string `table:",rk"`
 	}
 	type noRK struct {
