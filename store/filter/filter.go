@@ -1,0 +1,151 @@
+// Package filter is the Table service's $filter language: a parser and
+// evaluator with the service's semantics, a printer that writes the
+// canonical form, a typed builder that escapes every value, and a query
+// planner that tells which key ranges a query can be restricted to.
+//
+// The dialect is the subset of OData the Table service accepts: the
+// comparisons eq ne gt ge lt le between a property and a literal, joined
+// with and, or, not and parentheses, and the literals of the eight EDM
+// types. Anything else (functions such as startswith, arithmetic,
+// double-quoted strings, null, more than store.MaxFilterComparisons
+// comparisons) is refused with a *store.Error of code InvalidInput.
+// docs/filter.md gives the grammar and cites the service documentation for
+// every rule.
+package filter
+
+import (
+	"github.com/tablekit/tablekit/store"
+)
+
+// Op is a comparison operator.
+type Op uint8
+
+// The six comparison operators of the $filter language.
+const (
+	Eq Op = iota + 1 // eq: equal
+	Ne               // ne: not equal
+	Gt               // gt: greater than
+	Ge               // ge: greater than or equal
+	Lt               // lt: less than
+	Le               // le: less than or equal
+)
+
+// String returns the operator's keyword (eq, ne, ...).
+func (o Op) String() string {
+	switch o {
+	case Eq:
+		return "eq"
+	case Ne:
+		return "ne"
+	case Gt:
+		return "gt"
+	case Ge:
+		return "ge"
+	case Lt:
+		return "lt"
+	case Le:
+		return "le"
+	}
+	return "op?"
+}
+
+// holds reports whether the operator is satisfied by a three-way
+// comparison result c (negative, zero, positive).
+func (o Op) holds(c int) bool {
+	switch o {
+	case Eq:
+		return c == 0
+	case Ne:
+		return c != 0
+	case Gt:
+		return c > 0
+	case Ge:
+		return c >= 0
+	case Lt:
+		return c < 0
+	case Le:
+		return c <= 0
+	}
+	return false
+}
+
+// kind is the kind of a node of the syntax tree.
+type kind uint8
+
+const (
+	kindAll kind = iota // the empty filter: matches every entity
+	kindCmp             // property op literal
+	kindAnd             // every child holds (two or more children)
+	kindOr              // some child holds (two or more children)
+	kindNot             // the one child does not hold
+)
+
+// node is one node of a filter's syntax tree. And and or nodes are n-ary
+// and never have a child of their own kind, so that a tree has exactly one
+// printed form and printing then parsing gives the same tree back.
+type node struct {
+	kind kind
+	op   Op
+	prop string
+	lit  literal
+	kids []*node
+}
+
+// Filter is a parsed, compiled $filter. It is immutable and safe for
+// concurrent use. The zero of *Filter (nil) and Parse("") match every
+// entity.
+type Filter struct {
+	root  *node
+	prog  matcher
+	count int
+}
+
+// Parse parses a $filter string in the Table service's dialect. The empty
+// string (or one of only spaces) matches every entity. A malformed or
+// unsupported filter is refused with a *store.Error of code
+// store.CodeInvalidInput (status 400) whose message names the offset and
+// the offending token.
+func Parse(s string) (*Filter, error) {
+	root, count, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
+	return newFilter(root, count), nil
+}
+
+// newFilter compiles a checked tree.
+func newFilter(root *node, count int) *Filter {
+	return &Filter{root: root, prog: compile(root), count: count}
+}
+
+// Comparisons returns the number of comparisons in the filter, the count
+// the service limits to store.MaxFilterComparisons.
+func (f *Filter) Comparisons() int {
+	if f == nil {
+		return 0
+	}
+	return f.count
+}
+
+// MatchesAll reports whether the filter is empty and so matches every entity.
+func (f *Filter) MatchesAll() bool {
+	return f == nil || f.root.kind == kindAll
+}
+
+// Match reports whether the entity satisfies the filter, with the service's
+// semantics: typed comparisons, a missing (or nil) property never
+// satisfies a comparison, strings in ordinal order. Match does not
+// allocate.
+func (f *Filter) Match(e *store.Entity) bool {
+	if f == nil {
+		return true
+	}
+	return f.prog.match(e)
+}
+
+// invalidAt builds the InvalidInput error every refusal uses.
+func invalidAt(pos int, tok string, format string, args ...any) *store.Error {
+	err := store.Errorf(store.CodeInvalidInput, 400, format, args...)
+	err.Message = "$filter: at offset " + itoa(pos) + " (" + quoteTok(tok) + "): " + err.Message
+	return err
+}
