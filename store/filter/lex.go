@@ -123,7 +123,7 @@ func (lx *lexer) snippet(pos int) string {
 }
 
 // quoted scans a '...' body starting at the quote at lx.pos, undoubling
-// ''. It returns the body and leaves lx.pos after the closing quote.
+// ”. It returns the body and leaves lx.pos after the closing quote.
 func (lx *lexer) quoted(tokStart int) (string, error) {
 	open := lx.pos
 	var b strings.Builder

@@ -20,18 +20,18 @@ func sample() *store.Entity {
 		RowKey:       "0042",
 		Timestamp:    t2024.Add(time.Hour),
 		Properties: map[string]any{
-			"Name":   "O'Brien",
-			"Bin":    []byte{0x0a, 0x1b},
-			"Active": true,
-			"Age":    int32(30),
-			"Big":    int64(5_000_000_000),
-			"Score":  1.5,
-			"When":   t2024,
-			"ID":     gid,
-			"Nil":    nil,
-			"NaN":    math.NaN(),
-			"Emoji":  "\U0001F600", // supplementary: a surrogate pair in UTF-16
-			"Private": "\uE000",    // U+E000: above the surrogates in UTF-16
+			"Name":    "O'Brien",
+			"Bin":     []byte{0x0a, 0x1b},
+			"Active":  true,
+			"Age":     int32(30),
+			"Big":     int64(5_000_000_000),
+			"Score":   1.5,
+			"When":    t2024,
+			"ID":      gid,
+			"Nil":     nil,
+			"NaN":     math.NaN(),
+			"Emoji":   "\U0001F600", // supplementary: a surrogate pair in UTF-16
+			"Private": "\uE000",     // U+E000: above the surrogates in UTF-16
 		},
 	}
 }

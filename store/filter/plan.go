@@ -312,7 +312,7 @@ func intervalsOf(op Op, v string) []interval {
 	return out
 }
 
-// normLow writes ge '' (every key) as no bound.
+// normLow writes ge ” (every key) as no bound.
 func normLow(b Bound) Bound {
 	if !b.Unbounded && b.Inclusive && b.Value == "" {
 		return unbounded
