@@ -1,16 +1,23 @@
-.PHONY: test test-unit bench lint
+.PHONY: test test-unit bench lint azurite-install
 
 # test runs the whole suite with the race detector against memstore and a
-# pinned Azurite started on loopback (see scripts/with-azurite.sh).
+# pinned Azurite started on loopback for the run (scripts/with-azurite.sh
+# installs it from tools/azurite when missing and stops it afterwards).
+# Azurite-backed tests fail rather than skip here.
 test:
-	go test -race ./...
+	scripts/with-azurite.sh go test -race ./...
 
 # test-unit runs without Azurite: the Azurite-backed tests skip.
 test-unit:
 	go test -race ./...
 
+# bench runs every benchmark, the Azure ones against a private Azurite.
 bench:
-	go test -run '^$$' -bench . -benchmem ./...
+	scripts/with-azurite.sh go test -run '^$$' -bench . -benchmem ./...
+
+# azurite-install installs the pinned Azurite from the committed lockfile.
+azurite-install:
+	cd tools/azurite && npm ci --no-audit --no-fund --loglevel=error
 
 lint:
 	gofmt -l . | (! grep .)
