@@ -23,10 +23,10 @@ type btree struct {
 }
 
 func compareKey(pk, rk string, r *record) int {
-	if c := store.CompareOrdinal(pk, r.pk); c != 0 {
+	if c := store.CompareOrdinal(pk, r.pk()); c != 0 {
 		return c
 	}
-	return store.CompareOrdinal(rk, r.rk)
+	return store.CompareOrdinal(rk, r.rk())
 }
 
 // find returns the index of the first item >= (pk, rk) and whether it is equal.
@@ -98,7 +98,7 @@ func (n *bnode) splitChild(i int) {
 
 func (n *bnode) insert(r *record) *record {
 	for {
-		i, ok := n.find(r.pk, r.rk)
+		i, ok := n.find(r.pk(), r.rk())
 		if ok {
 			prev := n.items[i]
 			n.items[i] = r
@@ -112,7 +112,7 @@ func (n *bnode) insert(r *record) *record {
 		}
 		if len(n.children[i].items) >= btreeMaxItems {
 			n.splitChild(i)
-			switch c := compareKey(r.pk, r.rk, n.items[i]); {
+			switch c := compareKey(r.pk(), r.rk(), n.items[i]); {
 			case c == 0:
 				prev := n.items[i]
 				n.items[i] = r

@@ -30,7 +30,7 @@ func TestBTreeAgainstModel(t *testing.T) {
 			}
 			delete(model, [2]string{pk, rk})
 		} else {
-			prev := tr.put(&record{pk: pk, rk: rk, ts: int64(step)})
+			prev := tr.put(&record{key: joinKey(pk, rk), pkLen: int32(len(pk)), ts: int64(step)})
 			old, had := model[[2]string{pk, rk}]
 			if (prev != nil) != had || (had && prev.ts != old) {
 				t.Fatalf("step %d: put(%s,%s) replaced %v, model had=%v", step, pk, rk, prev, had)
@@ -73,7 +73,7 @@ func checkWalk(t *testing.T, tr *btree, model map[[2]string]int64, rng *rand.Ran
 	want := keys[i:]
 	var got [][2]string
 	tr.ascend(fromPK, fromRK, func(r *record) bool {
-		got = append(got, [2]string{r.pk, r.rk})
+		got = append(got, [2]string{r.pk(), r.rk()})
 		return true
 	})
 	if !slices.Equal(got, want) {
@@ -91,10 +91,10 @@ func TestBTreeOrdinalOrder(t *testing.T) {
 	var tr btree
 	// U+FFFD sorts after U+1F600 in the service's UTF-16 order.
 	for _, rk := range []string{"\uFFFD", "\U0001F600", "a", "", "Z"} {
-		tr.put(&record{pk: "p", rk: rk})
+		tr.put(&record{key: joinKey("p", rk), pkLen: 1})
 	}
 	var got []string
-	tr.ascend("", "", func(r *record) bool { got = append(got, r.rk); return true })
+	tr.ascend("", "", func(r *record) bool { got = append(got, r.rk()); return true })
 	want := []string{"", "Z", "a", "\U0001F600", "\uFFFD"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %q, want %q", got, want)

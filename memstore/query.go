@@ -51,11 +51,11 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		}
 		done := false
 		t.tree.ascend(startPK, startRK, func(r *record) bool {
-			if kr.Past(r.pk, r.rk) {
+			if kr.Past(r.pk(), r.rk()) {
 				return false
 			}
 			if empty || len(page.Entities) == limit {
-				page.Continuation = encodeEntityToken(r.pk, r.rk)
+				page.Continuation = encodeEntityToken(r.pk(), r.rk())
 				done = true
 				return false
 			}

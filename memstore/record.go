@@ -3,8 +3,6 @@ package memstore
 import (
 	"encoding/binary"
 	"math"
-	"net/url"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -16,10 +14,23 @@ import (
 // costs little more than n bytes, and a read decodes it straight into a
 // fresh Properties map. A write never changes a record: it stores a new one.
 type record struct {
-	pk, rk string
+	key    string // PartitionKey + "\x00" + RowKey; keys cannot hold NUL
+	pkLen  int32
+	nprops int32
 	ts     int64  // service time in Unix nanoseconds; the ETag derives from it
-	props  []byte // encoded properties, see encodeProps
+	props  []byte // encoded properties, see encodeProps; never written after creation
 }
+
+// joinKey builds a record's key. The index map and the record share it.
+func joinKey(pk, rk string) string { return pk + "\x00" + rk }
+
+func newRecord(pk, rk string, ts int64, props map[string]any) *record {
+	b, n := encodeProps(props)
+	return &record{key: joinKey(pk, rk), pkLen: int32(len(pk)), nprops: int32(n), ts: ts, props: b}
+}
+
+func (r *record) pk() string { return r.key[:r.pkLen] }
+func (r *record) rk() string { return r.key[r.pkLen+1:] }
 
 // Property type tags in the compact encoding.
 const (
@@ -53,22 +64,30 @@ func ticksToTime(ticks int64) time.Time {
 // encodeProps encodes the non-nil properties; values must be valid.
 // Layout per property: uvarint name length, name, tag, value; strings and
 // binaries carry a uvarint length, fixed-size values are little endian.
-func encodeProps(props map[string]any) []byte {
-	size := 0
+func encodeProps(props map[string]any) ([]byte, int) {
+	size, count := 0, 0
 	for k, v := range props {
 		if v == nil {
 			continue
 		}
-		size += binary.MaxVarintLen32 + len(k) + 1 + binary.MaxVarintLen32
+		count++
+		size += uvarintLen(len(k)) + len(k) + 1
 		switch x := v.(type) {
 		case string:
-			size += len(x)
+			size += uvarintLen(len(x)) + len(x)
 		case []byte:
-			size += len(x)
-		default:
+			size += uvarintLen(len(x)) + len(x)
+		case bool:
+			size++
+		case int32:
+			size += 4
+		case int64, float64, time.Time:
+			size += 8
+		case store.GUID:
 			size += 16
 		}
 	}
+	// Exactly sized: a record's bytes are most of its memory.
 	b := make([]byte, 0, size)
 	for k, v := range props {
 		if v == nil {
@@ -108,7 +127,16 @@ func encodeProps(props map[string]any) []byte {
 			b = append(b, x[:]...)
 		}
 	}
-	return b
+	return b, count
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for n >= 0x80 {
+		n >>= 7
+		l++
+	}
+	return l
 }
 
 // unsafeString views b as a string without copying. Only for the immutable
@@ -178,13 +206,6 @@ func decodeValue(tag byte, raw []byte) any {
 	return nil
 }
 
-// countProps reports how many properties b holds.
-func countProps(b []byte) int {
-	n := 0
-	eachProp(b, func(string, byte, []byte) bool { n++; return true })
-	return n
-}
-
 // timestamp returns the record's Timestamp.
 func (r *record) timestamp() time.Time { return time.Unix(0, r.ts).UTC() }
 
@@ -192,15 +213,24 @@ func (r *record) timestamp() time.Time { return time.Unix(0, r.ts).UTC() }
 // holding the URL-escaped write time. Write times are unique per store, so
 // every write yields a new ETag.
 func (r *record) etag() store.ETag {
-	ts := r.timestamp().Format("2006-01-02T15:04:05.0000000Z")
-	return store.ETag(`W/"datetime'` + strings.ReplaceAll(url.QueryEscape(ts), "+", "%20") + `'"`)
+	var buf, tsBuf [64]byte
+	b := append(buf[:0], `W/"datetime'`...)
+	ts := r.timestamp().AppendFormat(tsBuf[:0], "2006-01-02T15:04:05.0000000Z")
+	for _, c := range ts { // only ':' needs escaping in a timestamp
+		if c == ':' {
+			b = append(b, "%3A"...)
+		} else {
+			b = append(b, c)
+		}
+	}
+	return store.ETag(append(b, `'"`...))
 }
 
 // entity decodes the record; sel, when non-empty, projects its properties.
 func (r *record) entity(sel []string) store.Entity {
-	e := store.Entity{PartitionKey: r.pk, RowKey: r.rk, Timestamp: r.timestamp(), ETag: r.etag()}
+	e := store.Entity{PartitionKey: r.pk(), RowKey: r.rk(), Timestamp: r.timestamp(), ETag: r.etag()}
 	if len(sel) == 0 {
-		e.Properties = make(map[string]any, 8)
+		e.Properties = make(map[string]any, r.nprops)
 		eachProp(r.props, func(name string, tag byte, raw []byte) bool {
 			e.Properties[name] = decodeValue(tag, raw)
 			return true
@@ -222,7 +252,7 @@ func (r *record) entity(sel []string) store.Entity {
 
 // merged returns the properties of r overlaid with update's non-nil ones.
 func (r *record) merged(update map[string]any) map[string]any {
-	m := make(map[string]any, len(update)+8)
+	m := make(map[string]any, len(update)+int(r.nprops))
 	eachProp(r.props, func(name string, tag byte, raw []byte) bool {
 		m[name] = decodeValue(tag, raw)
 		return true

@@ -54,7 +54,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		for j := range rng.IntN(12) {
 			props[string(rune('A'+j))+"p"] = randomValue(rng)
 		}
-		r := &record{pk: "pk", rk: "rk", ts: int64(i), props: encodeProps(props)}
+		r := newRecord("pk", "rk", int64(i), props)
 		got := r.entity(nil).Properties
 		if len(props) == 0 && len(got) == 0 {
 			continue
@@ -62,15 +62,15 @@ func TestRecordRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, props) {
 			t.Fatalf("round trip changed properties:\n got %#v\nwant %#v", got, props)
 		}
-		if countProps(r.props) != len(props) {
-			t.Fatalf("countProps = %d, want %d", countProps(r.props), len(props))
+		if int(r.nprops) != len(props) || len(r.props) != cap(r.props) {
+			t.Fatalf("nprops = %d, want %d; %d bytes in a buffer of %d", r.nprops, len(props), len(r.props), cap(r.props))
 		}
 	}
 }
 
 func TestRecordNilNotStoredAndBinaryCopied(t *testing.T) {
 	b := []byte{1, 2, 3}
-	r := &record{props: encodeProps(map[string]any{"Gone": nil, "Bin": b})}
+	r := newRecord("", "", 0, map[string]any{"Gone": nil, "Bin": b})
 	e := r.entity(nil)
 	if _, ok := e.Properties["Gone"]; ok {
 		t.Fatal("a nil property was stored")

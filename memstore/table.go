@@ -7,14 +7,37 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// table holds one table's entities in key order.
+// table holds one table's entities: a B-tree in key order for ranges and a
+// hash index for point reads, both pointing at the same immutable records
+// (the index's keys share the records' key strings).
 type table struct {
-	name string // as created
-	mu   sync.RWMutex
-	tree btree
+	name  string // as created
+	mu    sync.RWMutex
+	tree  btree
+	index map[string]*record
 }
 
-func newTable(name string) *table { return &table{name: name} }
+func newTable(name string) *table { return &table{name: name, index: make(map[string]*record)} }
+
+// get finds a record by key without allocating.
+func (t *table) get(pk, rk string) *record {
+	var buf [256]byte
+	k := append(append(append(buf[:0], pk...), 0), rk...)
+	return t.index[string(k)]
+}
+
+// put stores r, replacing any record with its key.
+func (t *table) put(r *record) {
+	t.tree.put(r)
+	t.index[r.key] = r
+}
+
+// remove deletes the record with the key.
+func (t *table) remove(pk, rk string) {
+	if r := t.tree.remove(pk, rk); r != nil {
+		delete(t.index, r.key)
+	}
+}
 
 // tableHandle is the store.Table a Store hands out. It resolves the table
 // on every call.
@@ -60,7 +83,7 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 		return store.Entity{}, err
 	}
 	t.mu.RLock()
-	r := t.tree.get(pk, rk)
+	r := t.get(pk, rk)
 	t.mu.RUnlock()
 	if r == nil {
 		return store.Entity{}, notFound(h.name, pk, rk)
@@ -122,15 +145,15 @@ func (h *tableHandle) write(ctx context.Context, op Operation, a store.Action) (
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := h.s.tick().UnixNano()
-	r, remove, err := apply(h.name, t.tree.get(a.Entity.PartitionKey, a.Entity.RowKey), &a, ts)
+	r, remove, err := apply(h.name, t.get(a.Entity.PartitionKey, a.Entity.RowKey), &a, ts)
 	if err != nil {
 		return "", err
 	}
 	if remove {
-		t.tree.remove(a.Entity.PartitionKey, a.Entity.RowKey)
+		t.remove(a.Entity.PartitionKey, a.Entity.RowKey)
 		return "", nil
 	}
-	t.tree.put(r)
+	t.put(r)
 	return r.etag(), nil
 }
 
@@ -165,5 +188,5 @@ func apply(tableName string, cur *record, a *store.Action, ts int64) (next *reco
 			}
 		}
 	}
-	return &record{pk: pk, rk: rk, ts: ts, props: encodeProps(props)}, false, nil
+	return newRecord(pk, rk, ts, props), false, nil
 }

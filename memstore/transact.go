@@ -27,7 +27,7 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 		a := &actions[i]
 		// ValidateTransaction guarantees each RowKey appears once, so the
 		// current record of every action is the stored one.
-		cur := t.tree.get(a.Entity.PartitionKey, a.Entity.RowKey)
+		cur := t.get(a.Entity.PartitionKey, a.Entity.RowKey)
 		r, rm, err := apply(h.name, cur, a, ts)
 		if err != nil {
 			return nil, store.WithIndex(err, i)
@@ -37,10 +37,10 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	results := make([]store.ActionResult, len(actions))
 	for i := range actions {
 		if remove[i] {
-			t.tree.remove(actions[i].Entity.PartitionKey, actions[i].Entity.RowKey)
+			t.remove(actions[i].Entity.PartitionKey, actions[i].Entity.RowKey)
 			continue
 		}
-		t.tree.put(next[i])
+		t.put(next[i])
 		results[i].ETag = next[i].etag()
 	}
 	return results, nil

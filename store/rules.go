@@ -246,34 +246,45 @@ func ValidateEntity(e *Entity) error {
 }
 
 func validateEntity(e *Entity, inBatch bool) error {
+	_, err := checkEntity(e, inBatch)
+	return err
+}
+
+// checkEntity validates e in one pass over its properties and returns its
+// estimated wire size (see EstimateWireSize) for the transaction checks.
+func checkEntity(e *Entity, inBatch bool) (wire int, err error) {
 	if err := validateKey("PartitionKey", e.PartitionKey, inBatch); err != nil {
-		return err
+		return 0, err
 	}
 	if err := validateKey("RowKey", e.RowKey, inBatch); err != nil {
-		return err
+		return 0, err
 	}
 	count := 0
+	size := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
+	wire = 64 + jsonStringLen(e.PartitionKey) + jsonStringLen(e.RowKey)
 	for name, v := range e.Properties {
 		if v == nil {
 			continue
 		}
 		count++
 		if err := ValidatePropertyName(name); err != nil {
-			return err
+			return 0, err
 		}
 		if err := ValidateValue(name, v); err != nil {
-			return err
+			return 0, err
 		}
+		size += 8 + 2*utf16Len(name) + valueSize(v)
+		wire += propertyWireSize(name, v)
 	}
 	if count > MaxCustomProperties {
-		return Errorf(CodeTooManyProperties, 400,
+		return 0, Errorf(CodeTooManyProperties, 400,
 			"entity (%s, %s) has %d properties: the limit is %d custom properties", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), count, MaxCustomProperties)
 	}
-	if n := EntitySize(e); n > MaxEntitySize {
-		return Errorf(CodeEntityTooLarge, 400,
-			"entity (%s, %s) is %d bytes by the service's size formula: the limit is %d", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), n, MaxEntitySize)
+	if size > MaxEntitySize {
+		return 0, Errorf(CodeEntityTooLarge, 400,
+			"entity (%s, %s) is %d bytes by the service's size formula: the limit is %d", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), size, MaxEntitySize)
 	}
-	return nil
+	return wire, nil
 }
 
 // ValidateETag checks an If-Match value: "*" or a quoted entity tag,
@@ -322,32 +333,38 @@ func ValidateSelect(names []string) error {
 func EstimateWireSize(e *Entity) int {
 	n := 64 + jsonStringLen(e.PartitionKey) + jsonStringLen(e.RowKey)
 	for k, v := range e.Properties {
-		if v == nil {
-			continue
+		if v != nil {
+			n += propertyWireSize(k, v)
 		}
-		n += jsonStringLen(k) + 2
-		switch x := v.(type) {
-		case string:
-			n += jsonStringLen(x)
-		case []byte:
-			n += (len(x)+2)/3*4 + 2 + annotationLen(k)
-		case bool:
-			n += 5
-		case int32:
-			n += 11
-		case int64:
-			n += 22 + annotationLen(k)
-		case float64:
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				n += 11 + annotationLen(k)
-			} else {
-				n += 24 + annotationLen(k)
-			}
-		case time.Time:
-			n += 30 + annotationLen(k)
-		case GUID:
-			n += 38 + annotationLen(k)
+	}
+	return n
+}
+
+// propertyWireSize bounds one property's bytes in a JSON body, its type
+// annotation included.
+func propertyWireSize(k string, v any) int {
+	n := jsonStringLen(k) + 2
+	switch x := v.(type) {
+	case string:
+		n += jsonStringLen(x)
+	case []byte:
+		n += (len(x)+2)/3*4 + 2 + annotationLen(k)
+	case bool:
+		n += 5
+	case int32:
+		n += 11
+	case int64:
+		n += 22 + annotationLen(k)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			n += 11 + annotationLen(k)
+		} else {
+			n += 24 + annotationLen(k)
 		}
+	case time.Time:
+		n += 30 + annotationLen(k)
+	case GUID:
+		n += 38 + annotationLen(k)
 	}
 	return n
 }
@@ -413,13 +430,14 @@ func ValidateTransaction(actions []Action) error {
 		}
 		seen[a.Entity.RowKey] = i
 		var err error
+		wire := len(a.Entity.PartitionKey) + len(a.Entity.RowKey)
 		if a.Kind == ActionDelete {
 			err = validateKey("PartitionKey", a.Entity.PartitionKey, true)
 			if err == nil {
 				err = validateKey("RowKey", a.Entity.RowKey, true)
 			}
 		} else {
-			err = validateEntity(&a.Entity, true)
+			wire, err = checkEntity(&a.Entity, true)
 		}
 		if err == nil && a.Kind.NeedsIfMatch() {
 			err = ValidateETag(a.IfMatch)
@@ -427,7 +445,7 @@ func ValidateTransaction(actions []Action) error {
 		if err != nil {
 			return WithIndex(err, i)
 		}
-		size += ActionWireSize(a)
+		size += batchActionOverhead + wire
 	}
 	if size >= MaxBatchBytes {
 		return Errorf(CodeRequestBodyTooLarge, 413,
