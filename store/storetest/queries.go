@@ -1,0 +1,122 @@
+package storetest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// queries proves the query request rules: $top, $select, malformed
+// filters, and empty results.
+func (s *suite) queries(t *testing.T) {
+	s.run(t, "Top_InvalidInput", func(t *testing.T) {
+		_, tbl := s.newTable(t)
+		mustInsert(t, tbl, ent("p", "r"))
+		for _, top := range []int{-1, store.MaxPageSize + 1, 5000} {
+			_, err := tbl.Query(t.Context(), store.Query{Top: top})
+			if !wantErr(t, err, store.CodeInvalidInput, 400, noIndex) {
+				t.Logf("$top %d", top)
+			}
+		}
+		for _, top := range []int{1, store.MaxPageSize} {
+			p, err := tbl.Query(t.Context(), store.Query{Top: top})
+			must(t, err, "Query with a valid $top")
+			if len(p.Entities) != 1 {
+				t.Errorf("$top %d returned %d entities, want 1", top, len(p.Entities))
+			}
+		}
+	})
+
+	s.run(t, "EmptyResult_NoEntities", func(t *testing.T) {
+		_, tbl := s.newTable(t)
+		all, _ := scanAll(t, tbl, store.Query{}, store.MaxPageSize)
+		if len(all) != 0 {
+			t.Errorf("empty table returned %d entities", len(all))
+		}
+		mustInsert(t, tbl, ent("p", "r"))
+		all, _ = scanAll(t, tbl, store.Query{Filter: "PartitionKey eq 'nothing'"}, store.MaxPageSize)
+		if len(all) != 0 {
+			t.Errorf("filter matching nothing returned %d entities", len(all))
+		}
+	})
+
+	s.run(t, "Select_Projection", func(t *testing.T) {
+		_, tbl := s.newTable(t)
+		tag := mustInsert(t, tbl, ent("p", "a", "A", "a1", "B", int32(1)))
+		mustInsert(t, tbl, ent("p", "b", "B", int32(2), "C", true))
+		all, _ := scanAll(t, tbl, store.Query{Select: []string{"A", "C"}}, store.MaxPageSize)
+		if len(all) != 2 {
+			t.Fatalf("query with $select returned %d entities, want 2", len(all))
+		}
+		// A named property the entity lacks is absent, not a zero value.
+		wantProps(t, "row a", all[0].Properties, map[string]any{"A": "a1"})
+		wantProps(t, "row b", all[1].Properties, map[string]any{"C": true})
+		e := all[0]
+		if e.PartitionKey != "p" || e.RowKey != "a" || e.ETag != tag || e.Timestamp.IsZero() {
+			t.Errorf("projected query lost a system field: (%q, %q, ETag %s, Timestamp %s)",
+				e.PartitionKey, e.RowKey, e.ETag, e.Timestamp)
+		}
+		// $select and $filter together: the filter sees every property.
+		all, _ = scanAll(t, tbl, store.Query{Filter: "B eq 2", Select: []string{"C"}}, store.MaxPageSize)
+		if len(all) != 1 || all[0].RowKey != "b" {
+			t.Fatalf("$filter on an unselected property returned %v", keysOf(all))
+		}
+		wantProps(t, "filter and select", all[0].Properties, map[string]any{"C": true})
+		_, err := tbl.Query(t.Context(), store.Query{Select: []string{"A", "not valid"}})
+		wantErr(t, err, store.CodePropertyNameInvalid, 400, noIndex)
+	})
+
+	s.run(t, "MalformedFilter_InvalidInput", func(t *testing.T) {
+		_, tbl := s.newTable(t)
+		mustInsert(t, tbl, ent("p", "r", "S", "abc", "N", int32(1)))
+		for _, f := range []string{
+			"startswith(S, 'a')",
+			`S eq "abc"`,
+			"S eq",
+			"S eq 'unterminated",
+			"S == 'abc'",
+			"(S eq 'abc'",
+			"S eq 'abc')",
+			"S eq 'abc' and",
+			"N eq 1 or or N eq 2",
+			"N eq 12abc",
+			"T eq datetime'not a date'",
+			"G eq guid'1234'",
+			"B eq X'ABC'", // odd number of hex digits
+			"S eq 'a' xor S eq 'b'",
+			"substringof('a', S)",
+			"S eq 'abc'; drop",
+		} {
+			_, err := tbl.Query(t.Context(), store.Query{Filter: f})
+			if !wantErr(t, err, store.CodeInvalidInput, 400, noIndex) {
+				t.Logf("filter %s", f)
+			}
+		}
+	})
+
+	s.run(t, "TooManyComparisons_InvalidInput", func(t *testing.T) {
+		_, tbl := s.newTable(t)
+		mustInsert(t, tbl, ent("p", "r", "N", int32(3)))
+		cmp := func(n int) string {
+			parts := make([]string, n)
+			for i := range parts {
+				parts[i] = "N ne 99"
+			}
+			return strings.Join(parts, " and ")
+		}
+		all, _ := scanAll(t, tbl, store.Query{Filter: cmp(store.MaxFilterComparisons)}, store.MaxPageSize)
+		if len(all) != 1 {
+			t.Errorf("filter of 15 comparisons returned %d entities, want 1", len(all))
+		}
+		_, err := tbl.Query(t.Context(), store.Query{Filter: cmp(store.MaxFilterComparisons + 1)})
+		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
+	})
+
+	s.run(t, "BadContinuation_InvalidInput", func(t *testing.T) {
+		_, tbl := s.newTable(t)
+		mustInsert(t, tbl, ent("p", "r"))
+		_, err := tbl.Query(t.Context(), store.Query{Continuation: "\x00not a token"})
+		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
+	})
+}
