@@ -51,6 +51,9 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		}
 		done := false
 		t.tree.ascend(startPK, startRK, func(r *record) bool {
+			if h.s.visits != nil {
+				h.s.visits()
+			}
 			if kr.Past(r.pk(), r.rk()) {
 				return false
 			}

@@ -26,6 +26,9 @@ type Store struct {
 
 	rngMu sync.Mutex // guards opts.shortPages
 
+	// visits, when set by a test, counts the records a query examines.
+	visits func()
+
 	mu      sync.RWMutex
 	tables  map[string]*table    // by lower-case name
 	deleted map[string]time.Time // lower-case name -> end of TableBeingDeleted window
