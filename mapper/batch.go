@@ -1,0 +1,135 @@
+package mapper
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// Batch is a typed entity group transaction: up to 100 writes to one
+// partition that succeed or fail together. Each add method checks its
+// action at once and refuses it, without adding it, when it would make the
+// transaction invalid: a second partition, a 101st action, a RowKey
+// already in the batch, or a conditional write without an ETag. Run sends
+// it and stores the new ETags in the values passed by pointer.
+//
+// A Batch is not safe for concurrent use.
+type Batch[T any] struct {
+	r       *Repository[T]
+	pk      string
+	fixed   bool // pk set by a partition handle
+	actions []store.Action
+	targets []reflect.Value
+	rows    map[string]int
+}
+
+// Batch starts an empty transaction.
+func (r *Repository[T]) Batch() *Batch[T] { return &Batch[T]{r: r} }
+
+// Len reports the number of actions added.
+func (b *Batch[T]) Len() int { return len(b.actions) }
+
+// Insert adds an insert of *v.
+func (b *Batch[T]) Insert(v *T) error { return b.add(store.ActionInsert, v, false) }
+
+// Update adds a merge or replace of *v conditional on its ETag.
+func (b *Batch[T]) Update(v *T, mode store.UpdateMode) error {
+	return b.add(updateKind(mode), v, false)
+}
+
+// UpdateUnconditional adds a merge or replace of *v whatever the stored version.
+func (b *Batch[T]) UpdateUnconditional(v *T, mode store.UpdateMode) error {
+	return b.add(updateKind(mode), v, true)
+}
+
+// Upsert adds an insert-or-merge or insert-or-replace of *v.
+func (b *Batch[T]) Upsert(v *T, mode store.UpdateMode) error {
+	k := store.ActionUpsertMerge
+	if mode == store.Replace {
+		k = store.ActionUpsertReplace
+	}
+	return b.add(k, v, false)
+}
+
+// Delete adds a delete of *v conditional on its ETag.
+func (b *Batch[T]) Delete(v *T) error { return b.add(store.ActionDelete, v, false) }
+
+// DeleteUnconditional adds a delete of *v whatever the stored version.
+func (b *Batch[T]) DeleteUnconditional(v *T) error { return b.add(store.ActionDelete, v, true) }
+
+func updateKind(mode store.UpdateMode) store.ActionKind {
+	if mode == store.Replace {
+		return store.ActionUpdateReplace
+	}
+	return store.ActionUpdateMerge
+}
+
+func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
+	var (
+		e   store.Entity
+		rv  reflect.Value
+		err error
+	)
+	if kind == store.ActionDelete {
+		e, rv, err = b.r.encodeKeys(v)
+	} else {
+		e, rv, err = b.r.encode(v)
+	}
+	if err != nil {
+		return err
+	}
+	if len(b.actions) == store.MaxBatchActions {
+		return fmt.Errorf("mapper: batch is full: a transaction holds at most %d actions (%s of RowKey %s refused)",
+			store.MaxBatchActions, kind, quote(e.RowKey))
+	}
+	if (len(b.actions) > 0 || b.fixed) && e.PartitionKey != b.pk {
+		return fmt.Errorf("mapper: %s of PartitionKey %s refused: this batch is on PartitionKey %s, and a transaction covers one partition",
+			kind, quote(e.PartitionKey), quote(b.pk))
+	}
+	if i, dup := b.rows[e.RowKey]; dup {
+		return fmt.Errorf("mapper: %s of RowKey %s refused: action %d already writes it, and an entity may appear once per transaction",
+			kind, quote(e.RowKey), i)
+	}
+	a := store.Action{Kind: kind, Entity: e}
+	if kind.NeedsIfMatch() {
+		a.IfMatch = store.ETagAny
+		if !unconditional {
+			if a.IfMatch, err = b.r.ifMatch(rv); err != nil {
+				return err
+			}
+		}
+	}
+	if b.rows == nil {
+		b.rows = make(map[string]int)
+	}
+	b.pk = e.PartitionKey
+	b.rows[e.RowKey] = len(b.actions)
+	b.actions = append(b.actions, a)
+	b.targets = append(b.targets, rv)
+	return nil
+}
+
+// Run sends the transaction. On success every written value passed by
+// pointer gets its new ETag; on failure nothing was written and the
+// *store.Error's Index names the failing action (in the order added).
+// An empty batch does nothing.
+func (b *Batch[T]) Run(ctx context.Context) error {
+	if len(b.actions) == 0 {
+		return nil
+	}
+	res, err := b.r.table.Transact(ctx, b.actions)
+	if err != nil {
+		return err
+	}
+	for i, rv := range b.targets {
+		if b.actions[i].Kind == store.ActionDelete || i >= len(res) {
+			continue
+		}
+		if err := b.r.c.setMeta(rv, res[i].ETag); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package mapper
+
+import (
+	"context"
+	"iter"
+	"reflect"
+	"strconv"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// Page is one page of a paged query: the items, and the opaque token that
+// resumes after them ("" on the last page).
+type Page[T any] struct {
+	Items []T
+	Next  string
+}
+
+// Query returns every entity matching all of where (every entity when
+// where is empty), decoded as T, across every page: it follows
+// continuation tokens until the service has no more, so short and empty
+// pages are invisible to the caller. Only T's properties are requested
+// ($select), unless T has an extra field or WithoutSelect was given.
+//
+// A failed request yields its error and ends the sequence; an entity that
+// does not decode yields its error and the sequence goes on if the loop
+// continues. Nothing is sent when a condition carries an error.
+func (r *Repository[T]) Query(ctx context.Context, where ...Cond[T]) iter.Seq2[T, error] {
+	return r.query(ctx, and(where))
+}
+
+func (r *Repository[T]) query(ctx context.Context, where Cond[T]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		q, err := r.storeQuery(where)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		q.Top = r.opts.pageSize
+		for {
+			page, err := r.table.Query(ctx, q)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for i := range page.Entities {
+				var v T
+				err := r.c.decodeEntity(&page.Entities[i], reflect.ValueOf(&v).Elem())
+				if !yield(v, err) {
+					return
+				}
+			}
+			if page.Continuation == "" {
+				return
+			}
+			q.Continuation = page.Continuation
+		}
+	}
+}
+
+// storeQuery checks the condition and builds the store query.
+func (r *Repository[T]) storeQuery(where Cond[T]) (store.Query, error) {
+	if r.err != nil {
+		return store.Query{}, r.err
+	}
+	if err := where.Err(); err != nil {
+		return store.Query{}, err
+	}
+	return store.Query{Filter: where.String(), Select: r.selectNames()}, nil
+}
+
+// QueryPage returns one screen of entities matching all of where: up to
+// size items (1 to 1,000) starting at token ("" for the first page), and
+// the token of the next page ("" after the last). It follows the service's
+// continuation tokens until it has size items or the results end, so a
+// page is short only at the end. The token is opaque and stays valid
+// across writes: the next page resumes after the last key returned.
+func (r *Repository[T]) QueryPage(ctx context.Context, token string, size int, where ...Cond[T]) (Page[T], error) {
+	return r.queryPage(ctx, token, size, and(where))
+}
+
+func (r *Repository[T]) queryPage(ctx context.Context, token string, size int, where Cond[T]) (Page[T], error) {
+	var p Page[T]
+	q, err := r.storeQuery(where)
+	if err != nil {
+		return p, err
+	}
+	if size < 1 || size > store.MaxPageSize {
+		return p, &Error{Type: r.c.typ, Msg: "QueryPage: size " + strconv.Itoa(size) + " is out of range: it must be 1 to " + strconv.Itoa(store.MaxPageSize)}
+	}
+	q.Continuation = token
+	for {
+		q.Top = size - len(p.Items)
+		page, err := r.table.Query(ctx, q)
+		if err != nil {
+			return Page[T]{}, err
+		}
+		for i := range page.Entities {
+			var v T
+			if err := r.c.decodeEntity(&page.Entities[i], reflect.ValueOf(&v).Elem()); err != nil {
+				return Page[T]{}, err
+			}
+			p.Items = append(p.Items, v)
+		}
+		p.Next = page.Continuation
+		if p.Next == "" || len(p.Items) >= size {
+			return p, nil
+		}
+		q.Continuation = p.Next
+	}
+}

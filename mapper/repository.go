@@ -1,0 +1,214 @@
+package mapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// ErrNoETag is returned by a conditional write of a value that carries no
+// ETag: its type has no etag field, or the field is empty because the
+// value was never read or written. Use the Unconditional form to
+// overwrite regardless of the stored version.
+var ErrNoETag = errors.New("mapper: no ETag for a conditional write")
+
+// Repository is a typed view of one table whose entities map to T, a
+// struct type. It is safe for concurrent use. A T that cannot be mapped
+// (a bad tag, an unsupported field) makes every call fail with the
+// *Error naming the field.
+type Repository[T any] struct {
+	table store.Table
+	c     *codec
+	err   error
+	opts  repoOptions
+}
+
+// Option configures a Repository.
+type Option func(*repoOptions)
+
+type repoOptions struct {
+	noSelect bool
+	pageSize int
+}
+
+// WithoutSelect makes reads return every property instead of asking the
+// service for T's fields only. A T with an extra field never selects.
+func WithoutSelect() Option { return func(o *repoOptions) { o.noSelect = true } }
+
+// WithPageSize sets $top for the pages Query requests (1 to 1,000); the
+// default is the service maximum.
+func WithPageSize(n int) Option { return func(o *repoOptions) { o.pageSize = n } }
+
+// NewRepository returns a repository of T over table name of st. It does
+// no I/O; create the table with st.CreateTableIfNotExists.
+func NewRepository[T any](st store.Store, table string, opts ...Option) *Repository[T] {
+	r := &Repository[T]{table: st.Table(table)}
+	for _, o := range opts {
+		o(&r.opts)
+	}
+	r.c, r.err = codecFor(reflect.TypeFor[T]())
+	if r.err == nil {
+		if err := store.ValidateTop(r.opts.pageSize); err != nil {
+			r.err = fmt.Errorf("mapper: WithPageSize: %w", err)
+		}
+	}
+	return r
+}
+
+// Table returns the underlying table.
+func (r *Repository[T]) Table() store.Table { return r.table }
+
+// Err reports whether T can be mapped: nil, or the *Error naming the
+// offending field. Every other method returns the same error.
+func (r *Repository[T]) Err() error { return r.err }
+
+// selectNames is the $select of a read: T's properties, or nil for all.
+func (r *Repository[T]) selectNames() []string {
+	if r.opts.noSelect || r.c.extra != nil || len(r.c.selectNames) == 0 {
+		return nil
+	}
+	return r.c.selectNames
+}
+
+// Get reads the entity with keys (pk, rk). A missing entity is an error
+// matching store.ErrNotFound.
+func (r *Repository[T]) Get(ctx context.Context, pk, rk string) (T, error) {
+	var v T
+	if r.err != nil {
+		return v, r.err
+	}
+	e, err := r.table.Get(ctx, pk, rk, &store.GetOptions{Select: r.selectNames()})
+	if err != nil {
+		return v, err
+	}
+	err = r.c.decodeEntity(&e, reflect.ValueOf(&v).Elem())
+	return v, err
+}
+
+// encode maps *v to an entity.
+func (r *Repository[T]) encode(v *T) (store.Entity, reflect.Value, error) {
+	if r.err != nil {
+		return store.Entity{}, reflect.Value{}, r.err
+	}
+	if v == nil {
+		return store.Entity{}, reflect.Value{}, &Error{Type: r.c.typ, Msg: "nil pointer"}
+	}
+	rv := reflect.ValueOf(v).Elem()
+	e, err := r.c.encodeEntity(rv)
+	return e, rv, err
+}
+
+// Insert adds *v as a new entity and stores the new ETag in v's etag
+// field. An existing key is an error matching store.ErrAlreadyExists.
+func (r *Repository[T]) Insert(ctx context.Context, v *T) error {
+	e, rv, err := r.encode(v)
+	if err != nil {
+		return err
+	}
+	etag, err := r.table.Insert(ctx, e)
+	if err != nil {
+		return err
+	}
+	return r.c.setMeta(rv, etag)
+}
+
+// ifMatch returns the ETag for a conditional write of rv.
+func (r *Repository[T]) ifMatch(rv reflect.Value) (store.ETag, error) {
+	etag := r.c.etagOf(rv)
+	if etag == "" {
+		if r.c.etag == nil {
+			return "", fmt.Errorf("%w: %s has no field tagged etag (use the Unconditional form)", ErrNoETag, r.c.typ)
+		}
+		return "", fmt.Errorf("%w: %s.%s is empty (read the entity first, or use the Unconditional form)", ErrNoETag, r.c.typ, r.c.etag.goPath)
+	}
+	return etag, nil
+}
+
+// Update merges or replaces the stored entity with *v if it still has the
+// ETag held in v's etag field (optimistic concurrency), and stores the new
+// ETag in v. A stale ETag is an error matching store.ErrPreconditionFailed;
+// a value without an ETag is ErrNoETag. With store.Replace, properties T
+// does not know are deleted unless T has an extra field.
+func (r *Repository[T]) Update(ctx context.Context, v *T, mode store.UpdateMode) error {
+	e, rv, err := r.encode(v)
+	if err != nil {
+		return err
+	}
+	etag, err := r.ifMatch(rv)
+	if err != nil {
+		return err
+	}
+	return r.update(ctx, e, rv, mode, etag)
+}
+
+// UpdateUnconditional merges or replaces the stored entity whatever its
+// version (If-Match *), and stores the new ETag in v.
+func (r *Repository[T]) UpdateUnconditional(ctx context.Context, v *T, mode store.UpdateMode) error {
+	e, rv, err := r.encode(v)
+	if err != nil {
+		return err
+	}
+	return r.update(ctx, e, rv, mode, store.ETagAny)
+}
+
+func (r *Repository[T]) update(ctx context.Context, e store.Entity, rv reflect.Value, mode store.UpdateMode, ifMatch store.ETag) error {
+	etag, err := r.table.Update(ctx, e, mode, ifMatch)
+	if err != nil {
+		return err
+	}
+	return r.c.setMeta(rv, etag)
+}
+
+// Upsert inserts *v or merges/replaces the existing entity, and stores
+// the new ETag in v.
+func (r *Repository[T]) Upsert(ctx context.Context, v *T, mode store.UpdateMode) error {
+	e, rv, err := r.encode(v)
+	if err != nil {
+		return err
+	}
+	etag, err := r.table.Upsert(ctx, e, mode)
+	if err != nil {
+		return err
+	}
+	return r.c.setMeta(rv, etag)
+}
+
+// Delete removes the entity of *v if it still has the ETag held in v's
+// etag field. A stale ETag is an error matching store.ErrPreconditionFailed.
+func (r *Repository[T]) Delete(ctx context.Context, v *T) error {
+	_, rv, err := r.encodeKeys(v)
+	if err != nil {
+		return err
+	}
+	etag, err := r.ifMatch(rv)
+	if err != nil {
+		return err
+	}
+	pk, rk := r.c.keysOf(rv)
+	return r.table.Delete(ctx, pk, rk, etag)
+}
+
+// DeleteKey removes the entity with keys (pk, rk) whatever its version.
+func (r *Repository[T]) DeleteKey(ctx context.Context, pk, rk string) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.table.Delete(ctx, pk, rk, store.ETagAny)
+}
+
+// encodeKeys checks v without encoding its properties (for deletes).
+func (r *Repository[T]) encodeKeys(v *T) (store.Entity, reflect.Value, error) {
+	if r.err != nil {
+		return store.Entity{}, reflect.Value{}, r.err
+	}
+	if v == nil {
+		return store.Entity{}, reflect.Value{}, &Error{Type: r.c.typ, Msg: "nil pointer"}
+	}
+	rv := reflect.ValueOf(v).Elem()
+	var e store.Entity
+	e.PartitionKey, e.RowKey = r.c.keysOf(rv)
+	return e, rv, nil
+}
