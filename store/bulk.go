@@ -1,0 +1,331 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Bulk writer defaults.
+const (
+	// DefaultBulkConcurrency is how many partitions a BulkWriter writes at
+	// once unless BulkOptions.Concurrency says otherwise.
+	DefaultBulkConcurrency = 8
+	// DefaultBulkAttempts is how often a transaction is sent at most when
+	// it keeps failing with a transient error.
+	DefaultBulkAttempts = 5
+	// DefaultBulkBackoff is the wait before the first retry.
+	DefaultBulkBackoff = 100 * time.Millisecond
+	// DefaultBulkMaxBackoff caps the doubling wait between retries.
+	DefaultBulkMaxBackoff = 10 * time.Second
+)
+
+// ErrBatchAborted is the outcome of a write that was not applied because
+// another write of its transaction failed, when BulkOptions.NoResubmit
+// keeps the writer from sending it again.
+var ErrBatchAborted = errors.New("not applied: another write of its transaction failed")
+
+// BulkOptions tune a BulkWriter. The zero value gives the defaults.
+type BulkOptions struct {
+	// Concurrency is the most partitions written at once; 0 means
+	// DefaultBulkConcurrency. The transactions of one partition always run
+	// one after another, in input order.
+	Concurrency int
+	// MaxAttempts is how often a transaction is sent at most while it fails
+	// with a transient error (errors.Is(err, ErrThrottled)); 0 means
+	// DefaultBulkAttempts and 1 turns retries off.
+	MaxAttempts int
+	// Backoff is the wait before the first retry; it doubles on each
+	// further retry up to MaxBackoff. 0 means DefaultBulkBackoff and
+	// DefaultBulkMaxBackoff.
+	Backoff, MaxBackoff time.Duration
+	// NoResubmit turns off resubmission. By default, when a transaction
+	// fails because of one write (the error names its index), that write is
+	// reported failed and the transaction is sent again without it, so the
+	// other writes are not lost; this repeats until the rest succeed. With
+	// NoResubmit the other writes are reported failed with ErrBatchAborted.
+	NoResubmit bool
+	// Progress, when set, is called after each transaction with the counts
+	// so far, and once more at the end if the counts changed since (writes
+	// refused before sending, or left unsent by a canceled context). Calls
+	// never overlap, so Progress need not be safe for concurrent use.
+	Progress func(BulkProgress)
+	// Sleep waits between retries; nil means a timer that gives up when ctx
+	// is done. Tests inject a fake to observe the backoff without waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// BulkProgress counts the writes of one Write call so far.
+type BulkProgress struct {
+	// Written counts writes applied, Failed writes that failed, and Total
+	// all writes given to Write.
+	Written, Failed, Total int
+}
+
+// BulkOutcome is what happened to one write.
+type BulkOutcome struct {
+	// ETag is the entity's new ETag when the write succeeded ("" for a
+	// delete or a failure).
+	ETag ETag
+	// Err is nil when the write was applied. Otherwise it is the reason:
+	// the rule it breaks (found before sending), the service's *Error for
+	// this write (its Index is -1: outcomes are by input position), the
+	// error of its whole transaction, ErrBatchAborted, or the context's
+	// error when it was never sent.
+	Err error
+	// Batch numbers the transaction the write belongs to, counting from 0
+	// in the order partitions first appear in the input; -1 when the write
+	// was refused before any transaction was formed.
+	Batch int
+	// Attempts counts how often the write was sent.
+	Attempts int
+}
+
+// BulkResult is the outcome of a Write.
+type BulkResult struct {
+	// Outcomes has one entry per write, in input order.
+	Outcomes []BulkOutcome
+	// Written and Failed count the outcomes.
+	Written, Failed int
+	// Batches counts the transactions the writes were grouped into.
+	Batches int
+}
+
+// BulkWriter writes any number of entities to one table as entity group
+// transactions: it groups writes by PartitionKey into transactions of at
+// most MaxBatchActions writes whose estimated body stays under
+// MaxBatchBytes, runs partitions concurrently and reports the outcome of
+// every write. It works over any Table. A BulkWriter is safe for
+// concurrent use.
+type BulkWriter struct {
+	table Table
+	opts  BulkOptions
+}
+
+// NewBulkWriter returns a writer to t. Bad options are reported by Write.
+func NewBulkWriter(t Table, opts BulkOptions) *BulkWriter {
+	return &BulkWriter{table: t, opts: opts}
+}
+
+// Write applies actions to the table and reports each one's outcome in
+// the result, in input order.
+//
+// Writes to one partition are applied in input order; a partition's writes
+// are split across several transactions when there are more than 100,
+// when their size would reach 4 MiB, or when the same RowKey comes again
+// (a transaction may touch an entity once). Every write is checked
+// against the service's rules first; one that breaks a rule is reported
+// without being sent and does not sink the writes it would have shared a
+// transaction with. Transactions that fail with a transient error are
+// retried with exponential backoff. When ctx is done, no further
+// transaction is sent and the unsent writes fail with ctx's error.
+//
+// The error is nil when every write was applied. Otherwise it is a
+// *BulkError that counts the failures and wraps the first one (and the
+// context's error, if it stopped the work), or an *Error naming a bad
+// option, in which case nothing was sent and the result is empty.
+func (w *BulkWriter) Write(ctx context.Context, actions []Action) (BulkResult, error) {
+	opts, err := w.opts.resolve()
+	if err != nil {
+		return BulkResult{}, err
+	}
+	r := &bulkRun{
+		table:    w.table,
+		opts:     opts,
+		actions:  actions,
+		outcomes: make([]BulkOutcome, len(actions)),
+		progress: BulkProgress{Total: len(actions)},
+	}
+	valid := r.validate()
+	parts := planBulk(actions, valid)
+	r.execute(ctx, parts)
+	r.finish()
+
+	res := BulkResult{Outcomes: r.outcomes, Written: r.progress.Written, Failed: r.progress.Failed}
+	for _, p := range parts {
+		res.Batches += len(p)
+	}
+	if res.Failed == 0 {
+		return res, nil
+	}
+	be := &BulkError{Failed: res.Failed, Total: len(actions), FirstIndex: -1, Ctx: ctx.Err()}
+	for i, o := range res.Outcomes {
+		if o.Err != nil {
+			be.FirstIndex, be.First = i, o.Err
+			break
+		}
+	}
+	return res, be
+}
+
+// resolve fills in defaults and refuses negative settings.
+func (o BulkOptions) resolve() (BulkOptions, error) {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"Concurrency", int64(o.Concurrency)},
+		{"MaxAttempts", int64(o.MaxAttempts)},
+		{"Backoff", int64(o.Backoff)},
+		{"MaxBackoff", int64(o.MaxBackoff)},
+	} {
+		if f.v < 0 {
+			return o, invalid("BulkOptions.%s is %d: it must be 0 (the default) or positive", f.name, f.v)
+		}
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultBulkConcurrency
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = DefaultBulkAttempts
+	}
+	if o.Backoff == 0 {
+		o.Backoff = DefaultBulkBackoff
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = max(DefaultBulkMaxBackoff, o.Backoff)
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	return o, nil
+}
+
+// sleepCtx waits for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// BulkError reports that some writes of a Write failed. Each write's own
+// error is in BulkResult.Outcomes.
+type BulkError struct {
+	// Failed counts the failed writes out of Total.
+	Failed, Total int
+	// FirstIndex is the input position of the first failed write and First
+	// its error.
+	FirstIndex int
+	First      error
+	// Ctx is the context's error when the context ended the work early.
+	Ctx error
+}
+
+// Error summarizes the failures.
+func (e *BulkError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bulk write: %d of %d writes failed", e.Failed, e.Total)
+	if e.Ctx != nil {
+		fmt.Fprintf(&b, " (stopped: %v)", e.Ctx)
+	}
+	if e.First != nil {
+		fmt.Fprintf(&b, "; first, write %d: %v", e.FirstIndex, e.First)
+	}
+	return b.String()
+}
+
+// Unwrap returns the first failure and the context's error, so errors.Is
+// finds either.
+func (e *BulkError) Unwrap() []error {
+	var errs []error
+	if e.First != nil {
+		errs = append(errs, e.First)
+	}
+	if e.Ctx != nil {
+		errs = append(errs, e.Ctx)
+	}
+	return errs
+}
+
+// bulkRun is the state of one Write call.
+type bulkRun struct {
+	table   Table
+	opts    BulkOptions
+	actions []Action
+	// outcomes has one slot per action; each slot is written by the one
+	// goroutine that owns the action's partition.
+	outcomes []BulkOutcome
+
+	mu       sync.Mutex // guards progress and reported, and serializes Progress calls
+	progress BulkProgress
+	reported BulkProgress
+}
+
+// validate checks every action as a one-action transaction would be
+// checked, so a write is refused with the code the service would give it
+// inside a batch. It reports which actions may be sent.
+func (r *bulkRun) validate() []bool {
+	valid := make([]bool, len(r.actions))
+	for i := range r.actions {
+		r.outcomes[i].Batch = -1
+		if err := ValidateTransaction(r.actions[i : i+1]); err != nil {
+			r.outcomes[i].Err = positional(err)
+			r.progress.Failed++
+			continue
+		}
+		valid[i] = true
+	}
+	return valid
+}
+
+// positional strips the transaction index from a service error: an
+// outcome's position in Outcomes already says which write it is.
+func positional(err error) error {
+	var se *Error
+	if errors.As(err, &se) && se.Index != -1 {
+		c := *se
+		c.Index = -1
+		return &c
+	}
+	return err
+}
+
+// succeed and fail record one write's outcome; settle updates the counts.
+func (r *bulkRun) succeed(i int, etag ETag) {
+	r.outcomes[i].ETag, r.outcomes[i].Err = etag, nil
+}
+
+func (r *bulkRun) fail(i int, err error) {
+	r.outcomes[i].ETag, r.outcomes[i].Err = "", err
+}
+
+// settle counts the outcomes of idx and, when report is set, tells
+// Progress.
+func (r *bulkRun) settle(idx []int, report bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, i := range idx {
+		if r.outcomes[i].Err == nil {
+			r.progress.Written++
+		} else {
+			r.progress.Failed++
+		}
+	}
+	if report {
+		r.reportLocked()
+	}
+}
+
+func (r *bulkRun) reportLocked() {
+	if r.opts.Progress != nil {
+		r.reported = r.progress
+		r.opts.Progress(r.progress)
+	}
+}
+
+// finish makes the last Progress call carry the final counts.
+func (r *bulkRun) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opts.Progress != nil && r.reported != r.progress {
+		r.reportLocked()
+	}
+}
