@@ -244,5 +244,9 @@ func parseDateTime(s string) (time.Time, bool) {
 	if t.Day() != day { // February 30th and friends normalise into the next month
 		return time.Time{}, false
 	}
-	return t.Add(-time.Duration(offset) * time.Second), true
+	t = t.Add(-time.Duration(offset) * time.Second)
+	if t.Year() < 1 || t.Year() > 9999 { // an offset moved it out of range
+		return time.Time{}, false
+	}
+	return t, true
 }

@@ -80,12 +80,12 @@ func (m tsM) match(e *store.Entity) bool {
 	return m.op.holds(e.Timestamp.Compare(m.t))
 }
 
-func (m propM) match(e *store.Entity) bool {
+func (m *propM) match(e *store.Entity) bool {
 	v, ok := e.Properties[m.name]
 	if !ok || v == nil {
 		return false
 	}
-	c, ok := compareValue(v, m.lit)
+	c, ok := compareValue(v, &m.lit)
 	if !ok {
 		return false
 	}
@@ -95,7 +95,7 @@ func (m propM) match(e *store.Entity) bool {
 // compareValue compares a stored value with a literal of the same EDM
 // type. ok is false when the types differ (a comparison across types
 // matches nothing) or when a double is NaN, which is unordered.
-func compareValue(v any, l literal) (c int, ok bool) {
+func compareValue(v any, l *literal) (c int, ok bool) {
 	switch x := v.(type) {
 	case string:
 		if l.typ != store.EdmString {
@@ -196,5 +196,5 @@ func compile(n *node) matcher {
 		}
 		return tsM{n.op, n.lit.t}
 	}
-	return propM{n.prop, n.op, n.lit}
+	return &propM{n.prop, n.op, n.lit}
 }

@@ -137,6 +137,8 @@ func TestParseRefusals(t *testing.T) {
 		{"datetime malformed", "T eq datetime'2024-13-01T00:00:00Z'", "5", `"datetime'2024-13-01T00:00:00Z'"`, "malformed datetime"},
 		{"datetime 8 fraction digits", "T eq datetime'2024-01-01T00:00:00.12345678Z'", "5", "datetime'", "at most 7"},
 		{"datetime February 30", "T eq datetime'2024-02-30T00:00:00Z'", "5", "datetime'", "malformed datetime"},
+		{"datetime offset before year 1", "T eq datetime'0001-01-01T00:00:00+01:00'", "5", "datetime'", "malformed datetime"},
+		{"datetime offset after year 9999", "T eq datetime'9999-12-31T23:00:00-02:00'", "5", "datetime'", "malformed datetime"},
 		{"datetime date only", "T eq datetime'2024-02-03'", "5", "datetime'", "malformed datetime"},
 		{"guid malformed", "G eq guid'1234'", "5", `"guid'1234'"`, "malformed guid"},
 		{"guid without quotes", "G eq 0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9", "5", `"0a1b2c3d`, "malformed number"},
