@@ -1,0 +1,154 @@
+package keys
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// IDLen is the length of an id from [IDGenerator.New].
+const IDLen = 26
+
+// idAlphabet is Crockford's base 32: digits and upper-case letters without
+// I, L, O and U. Its characters rise in ASCII, so ids sort as the 128-bit
+// numbers they encode, and every one is legal in a key and a URL.
+const idAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// maxIDMillis is the largest 48-bit millisecond count (year 10889).
+const maxIDMillis = 1<<48 - 1
+
+// IDGenerator makes unique ids that sort by creation time, for RowKeys
+// that must be unique and ordered (log entries, events, messages). An id
+// is 26 characters of Crockford base 32 encoding 128 bits: 48 bits of
+// milliseconds since 1970-01-01 UTC, then 80 random bits (the layout of a
+// ULID).
+//
+// Ids from one generator strictly increase: within the same millisecond,
+// or when the clock steps back, the generator reuses the last time and
+// adds one to the random part; if that overflows (after 2^80 ids, or a
+// random source stuck near the top) it moves the time one millisecond
+// ahead of the clock. Ids from different generators are ordered by time
+// only to the millisecond and are unique with overwhelming probability.
+//
+// An IDGenerator is safe for concurrent use.
+type IDGenerator struct {
+	now    func() time.Time
+	random io.Reader
+
+	mu     sync.Mutex
+	lastMS uint64
+	last   [10]byte // the random part of the last id
+	used   bool
+}
+
+// NewIDGenerator returns a generator that reads the time from now and
+// randomness from random. A nil now means time.Now and a nil random means
+// crypto/rand.Reader; tests pass a fake clock and a seeded source.
+func NewIDGenerator(now func() time.Time, random io.Reader) *IDGenerator {
+	if now == nil {
+		now = time.Now
+	}
+	if random == nil {
+		random = rand.Reader
+	}
+	return &IDGenerator{now: now, random: random}
+}
+
+// New returns the next id. It fails with [ErrOutOfRange] when the clock
+// reads before 1970 or after the 48-bit millisecond range (year 10889),
+// and with the reader's error when the random source fails.
+func (g *IDGenerator) New() (string, error) {
+	t := g.now()
+	ms := t.UnixMilli()
+	if ms < 0 || ms > maxIDMillis {
+		return "", fmt.Errorf("%w: clock reads %s, ids cover 1970-01-01 to %s",
+			ErrOutOfRange, t.UTC().Format(time.RFC3339Nano), time.UnixMilli(maxIDMillis).UTC().Format(time.RFC3339Nano))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.used && uint64(ms) <= g.lastMS {
+		if increment(&g.last) {
+			return g.encode(), nil
+		}
+		// The random part overflowed: continue in the next millisecond.
+		if g.lastMS == maxIDMillis {
+			return "", fmt.Errorf("%w: id space of the last millisecond exhausted", ErrOutOfRange)
+		}
+		ms = int64(g.lastMS) + 1
+	}
+	if _, err := io.ReadFull(g.random, g.last[:]); err != nil {
+		return "", fmt.Errorf("keys: reading id randomness: %w", err)
+	}
+	g.lastMS, g.used = uint64(ms), true
+	return g.encode(), nil
+}
+
+// increment adds one to a big-endian number, reporting false on overflow.
+func increment(b *[10]byte) bool {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i]++
+		if b[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// encode renders lastMS and last as 26 base-32 characters.
+func (g *IDGenerator) encode() string {
+	var v [16]byte
+	for i := 0; i < 6; i++ {
+		v[i] = byte(g.lastMS >> (40 - 8*i))
+	}
+	copy(v[6:], g.last[:])
+	var out [IDLen]byte
+	// 26 characters carry 130 bits; the first character's top two bits
+	// are zero. Character i holds bits 5i-2 .. 5i+2 of the 128-bit value.
+	for i := range out {
+		var c byte
+		for k := 5*i - 2; k < 5*i+3; k++ {
+			c <<= 1
+			if k >= 0 && v[k/8]>>(7-k%8)&1 == 1 {
+				c |= 1
+			}
+		}
+		out[i] = idAlphabet[c]
+	}
+	return string(out[:])
+}
+
+// IDTime returns the creation time an id records, to the millisecond, in
+// UTC. It fails with [ErrMalformed] for anything but 26 characters of
+// upper-case Crockford base 32 whose first character is at most '7'.
+func IDTime(id string) (time.Time, error) {
+	if len(id) != IDLen {
+		return time.Time{}, fmt.Errorf("%w: id %s is %d characters long, want %d", ErrMalformed, quote(id), len(id), IDLen)
+	}
+	var ms uint64
+	for i := 0; i < IDLen; i++ {
+		d := idDigit(id[i])
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("%w: id %s has %q at offset %d, want Crockford base 32 (0-9, A-Z without I, L, O, U)", ErrMalformed, quote(id), id[i], i)
+		}
+		if i == 0 && d > 7 {
+			return time.Time{}, fmt.Errorf("%w: id %s starts with %q, an id starts with 0 to 7", ErrMalformed, quote(id), id[0])
+		}
+		// The first 10 characters hold 50 bits: 2 zero bits and the 48-bit time.
+		if i < 10 {
+			ms = ms<<5 | uint64(d)
+		}
+	}
+	return time.UnixMilli(int64(ms)).UTC(), nil
+}
+
+// idDigit returns the value of a Crockford base-32 character, or -1.
+func idDigit(c byte) int {
+	for i := 0; i < len(idAlphabet); i++ {
+		if idAlphabet[i] == c {
+			return i
+		}
+	}
+	return -1
+}
