@@ -73,7 +73,7 @@ func ExampleFilter_Plan() {
 	}
 	// Output:
 	// point query: 1 range(s)
-	// point query: 2 range(s)
+	// partition range: 2 range(s)
 	// row range: 1 range(s)
 	// partition scan: 1 range(s)
 	// partition range: 1 range(s)

@@ -17,13 +17,16 @@ const (
 	// Empty: the filter can match no entity (PartitionKey eq 'a' and
 	// PartitionKey eq 'b', or a key compared with a number).
 	Empty Kind = iota
-	// PointQuery: PartitionKey eq and RowKey eq (or an or of such pairs).
+	// PointQuery: PartitionKey eq and RowKey eq.
 	PointQuery
-	// RowRange: PartitionKey eq and RowKey bounds.
+	// RowRange: PartitionKey eq and RowKey bounds, joined by and only.
 	RowRange
-	// PartitionScan: PartitionKey eq and no RowKey bound.
+	// PartitionScan: PartitionKey eq and no RowKey bound, or RowKey
+	// conditions joined by or (the guide: an or over RowKey values is a
+	// partition scan, not a range query).
 	PartitionScan
-	// PartitionRange: PartitionKey bounds without eq.
+	// PartitionRange: PartitionKey bounds without eq, or several
+	// partitions joined by or.
 	PartitionRange
 	// TableScan: no usable PartitionKey constraint.
 	TableScan
@@ -196,7 +199,69 @@ func (f *Filter) Plan() Plan {
 		p.Ranges[i] = b.keyRange()
 		p.Kind = max(p.Kind, p.Ranges[i].kind())
 	}
+	// The guide: "Using an or to specify a filter based on RowKey values
+	// results in a partition scan, and isn't treated as a range query."
+	// So a disjunction over keys is at best a partition scan, and one
+	// spanning several partitions a partition range.
+	if p.Kind != Empty && (len(p.Ranges) > 1 || (root != nil && disjunctive(root, false))) {
+		if onePartition(p.Ranges) {
+			p.Kind = max(p.Kind, PartitionScan)
+		} else {
+			p.Kind = max(p.Kind, PartitionRange)
+		}
+	}
 	return p
+}
+
+// onePartition reports whether every range lies in the same single partition.
+func onePartition(rs []KeyRange) bool {
+	for _, r := range rs {
+		if r.PKLow.Unbounded || r.PKHigh.Unbounded || !r.PKLow.Inclusive || !r.PKHigh.Inclusive ||
+			r.PKLow.Value != r.PKHigh.Value || r.PKLow.Value != rs[0].PKLow.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// disjunctive reports whether n (not n when neg) constrains a key through
+// a disjunction: an or (or a negated and) over a key comparison, or a key
+// ne, which is two ranges.
+func disjunctive(n *node, neg bool) bool {
+	switch n.kind {
+	case kindCmp:
+		if !isKeyCmp(n) {
+			return false
+		}
+		return (n.op == Ne) != neg
+	case kindNot:
+		return disjunctive(n.kids[0], !neg)
+	case kindAnd, kindOr:
+		or := (n.kind == kindOr) != neg
+		for _, k := range n.kids {
+			if (or && mentionsKey(k)) || (!or && disjunctive(k, neg)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isKeyCmp reports a comparison of PartitionKey or RowKey with a string.
+func isKeyCmp(n *node) bool {
+	return n.kind == kindCmp && (n.prop == "PartitionKey" || n.prop == "RowKey") && n.lit.typ == store.EdmString
+}
+
+func mentionsKey(n *node) bool {
+	if n.kind == kindCmp {
+		return isKeyCmp(n)
+	}
+	for _, k := range n.kids {
+		if mentionsKey(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxBoxes bounds the ranges of a plan: an and of ors multiplies them, and
