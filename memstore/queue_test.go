@@ -474,3 +474,33 @@ func TestQueueConcurrentReceivers(t *testing.T) {
 		}
 	}
 }
+
+// The store hands out queues and containers that read its clock.
+func TestQueueAndContainerThroughStore(t *testing.T) {
+	ctx := context.Background()
+	clock := newTestClock()
+	st := New(WithClock(clock.now))
+	q := st.Queue("events")
+	if err := q.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put, err := q.Put(ctx, []byte("e1"), &store.PutOptions{VisibilityDelay: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := put.InsertionTime.Sub(clock.now()); d < 0 || d > time.Millisecond {
+		t.Fatalf("InsertionTime %v is not the store clock's %v", put.InsertionTime, clock.now())
+	}
+	clock.advance(time.Minute)
+	if got := get(t, st.Queue("events"), 1, time.Second); bodies(got) != "e1" {
+		t.Fatalf("after the injected clock passed the delay, Get = %q", bodies(got))
+	}
+	c := st.Container("blobs")
+	if err := c.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := putBlob(t, st.Container("blobs"), "b", "x", nil)
+	if d := p.LastModified.Sub(clock.now()); d < 0 || d > time.Millisecond {
+		t.Fatalf("LastModified %v is not the store clock's %v", p.LastModified, clock.now())
+	}
+}
