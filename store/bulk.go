@@ -151,11 +151,17 @@ func (w *BulkWriter) Write(ctx context.Context, actions []Action) (BulkResult, e
 	if res.Failed == 0 {
 		return res, nil
 	}
-	be := &BulkError{Failed: res.Failed, Total: len(actions), FirstIndex: -1, Ctx: ctx.Err()}
+	be := &BulkError{Failed: res.Failed, Total: len(actions), FirstIndex: -1}
+	cerr := ctx.Err()
 	for i, o := range res.Outcomes {
-		if o.Err != nil {
+		if o.Err == nil {
+			continue
+		}
+		if be.First == nil {
 			be.FirstIndex, be.First = i, o.Err
-			break
+		}
+		if cerr != nil && errors.Is(o.Err, cerr) {
+			be.Ctx = cerr
 		}
 	}
 	return res, be

@@ -528,3 +528,18 @@ func TestBulkEmpty(t *testing.T) {
 		t.Fatalf("empty write = %+v, %v", res, err)
 	}
 }
+
+// A context canceled after the last transaction does not make the failures
+// look like a cancellation.
+func TestBulkLateCancelIsNotTheCause(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fakeTable{fail: func(int, []store.Action) error {
+		defer cancel()
+		return store.Errorf(store.CodeTableNotFound, 404, "gone")
+	}}
+	_, err := store.NewBulkWriter(f, store.BulkOptions{}).Write(ctx, []store.Action{insert("p", "a", nil)})
+	var be *store.BulkError
+	if !errors.As(err, &be) || be.Ctx != nil || errors.Is(err, context.Canceled) || !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("error %v: want TableNotFound, not a cancellation", err)
+	}
+}
