@@ -47,10 +47,9 @@ type field struct {
 	tagged    bool // named by a tag (for embedded-field dominance)
 	depth     int
 
-	// Wire fragments: `"Name":` and `"Name@odata.type":"Edm.X",` (empty
-	// when the type needs no annotation).
-	wireKey []byte
-	wireAnn []byte
+	// wirePre is what store/wire writes before the value: the annotation,
+	// if any, and ,"Name":.
+	wirePre []byte
 }
 
 // codec is the compiled mapping of one struct type.
@@ -163,10 +162,7 @@ func compile(t reflect.Type) (*codec, error) {
 		c.byName[f.name] = f
 		c.sorted = append(c.sorted, f)
 		c.selectNames = append(c.selectNames, f.name)
-		f.wireKey = fmt.Appendf(nil, "%q:", f.name)
-		if ann := annotated(f.edm); ann {
-			f.wireAnn = fmt.Appendf(nil, "%q:%q,", f.name+"@odata.type", string(f.edm))
-		}
+		f.wirePre = wirePrefix(f.name, f.edm)
 	}
 	slices.SortFunc(c.sorted, func(a, b *field) int { return strings.Compare(a.name, b.name) })
 	pt := reflect.PointerTo(t)
@@ -196,16 +192,6 @@ func groupKey(f *field) string {
 		return "\x00" + f.role.String()
 	}
 	return f.name
-}
-
-// annotated reports whether a value of type edm carries an @odata.type
-// annotation on the wire (String, Boolean and Int32 are implied by JSON).
-func annotated(edm store.EdmType) bool {
-	switch edm {
-	case store.EdmString, store.EdmBoolean, store.EdmInt32, "":
-		return false
-	}
-	return true
 }
 
 // systemRole maps an untagged field named like a system property to its role.
