@@ -138,7 +138,7 @@ func (g *gen) allTypes() AllTypes {
 		PU64: ptr(g, g.u64()), PF: ptr(g, g.f64()), PG: ptr(g, g.guid()),
 		NS: Tag(g.str(10)), NL: Level(g.i64()), NB: Blob(g.bytes(10)), NU: UUID(g.guid()),
 		Txt: Point{int(int32(g.i64())), int(int32(g.i64()))}, Cust: Money{g.i64()},
-		J:  Nested{Name: g.str(10)},
+		J: Nested{Name: g.str(10)},
 	}
 	if g.coin() {
 		v.T = g.when()

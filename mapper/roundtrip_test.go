@@ -92,4 +92,3 @@ func TestRoundTripMemstore(t *testing.T) {
 		}
 	}
 }
-

@@ -157,4 +157,3 @@ func (f *field) appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
 	}
 	return wire.AppendProperty(dst, f.name, x)
 }
-
