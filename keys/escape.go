@@ -2,6 +2,7 @@ package keys
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -115,48 +116,75 @@ func Unescape(key string) (string, error) {
 }
 
 // decode splits an escaped key into its unescaped parts. With allowSep
-// false the separator is an error and there is exactly one part.
+// false the separator is an error and there is exactly one part. A part
+// without escapes is a substring of key; only parts with escapes are
+// copied.
 func decode(key string, allowSep bool) ([]string, error) {
-	var parts []string
-	cur := make([]byte, 0, len(key))
+	n := 1
+	if allowSep {
+		n += strings.Count(key, sep)
+	}
+	parts := make([]string, 0, n)
+	var buf []byte // the current part unescaped, once it has an escape
+	start := 0     // where the current part starts in key
 	for i := 0; i < len(key); {
-		r, size := utf8.DecodeRuneInString(key[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return nil, fmt.Errorf("%w: %s has an invalid UTF-8 byte 0x%02X at offset %d", ErrMalformed, quote(key), key[i], i)
-		case r >= 0xA0:
-			cur = append(cur, key[i:i+size]...)
+		c := key[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(key[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				return nil, fmt.Errorf("%w: %s has an invalid UTF-8 byte 0x%02X at offset %d", ErrMalformed, quote(key), c, i)
+			case r < 0xA0:
+				return nil, fmt.Errorf("%w: %s contains %s at offset %d, which an escaped key never contains", ErrMalformed, quote(key), describeRune(r), i)
+			}
+			if buf != nil {
+				buf = append(buf, key[i:i+size]...)
+			}
 			i += size
 			continue
-		case forbidden(r):
-			return nil, fmt.Errorf("%w: %s contains %s at offset %d, which an escaped key never contains", ErrMalformed, quote(key), describeRune(r), i)
-		case leadOf[r] != byte(r):
-			cur = append(cur, byte(r))
+		}
+		if forbidden(rune(c)) {
+			return nil, fmt.Errorf("%w: %s contains %s at offset %d, which an escaped key never contains", ErrMalformed, quote(key), describeRune(rune(c)), i)
+		}
+		if leadOf[c] != c { // a literal character
+			if buf != nil {
+				buf = append(buf, c)
+			}
 			i++
 			continue
 		}
-		// r is a lead character.
-		if allowSep && key[i:min(i+len(sep), len(key))] == sep {
-			parts = append(parts, string(cur))
-			cur = cur[:0]
+		if allowSep && strings.HasPrefix(key[i:], sep) {
+			if buf != nil {
+				parts = append(parts, string(buf))
+				buf = nil
+			} else {
+				parts = append(parts, key[start:i])
+			}
 			i += len(sep)
+			start = i
 			continue
 		}
 		if i+3 > len(key) || unhex(key[i+1]) < 0 || unhex(key[i+2]) < 0 {
 			what := "an escape sequence"
-			if allowSep && r == ' ' {
+			if allowSep && c == ' ' {
 				what = "an escape sequence or the separator \" !\""
 			}
-			return nil, fmt.Errorf("%w: %s has %q at offset %d that does not start %s (lead and two upper-case hex digits)", ErrMalformed, quote(key), r, i, what)
+			return nil, fmt.Errorf("%w: %s has %q at offset %d that does not start %s (lead and two upper-case hex digits)", ErrMalformed, quote(key), c, i, what)
 		}
-		c := unhex(key[i+1])<<4 | unhex(key[i+2])
-		if c >= 0xA0 || leadOf[c] != byte(r) {
-			return nil, fmt.Errorf("%w: %s has escape %q at offset %d, but lead %q does not cover U+%04X", ErrMalformed, quote(key), key[i:i+3], i, r, c)
+		v := unhex(key[i+1])<<4 | unhex(key[i+2])
+		if v >= 0xA0 || leadOf[v] != c {
+			return nil, fmt.Errorf("%w: %s has escape %q at offset %d, but lead %q does not cover U+%04X", ErrMalformed, quote(key), key[i:i+3], i, c, v)
 		}
-		cur = utf8.AppendRune(cur, rune(c))
+		if buf == nil {
+			buf = append(make([]byte, 0, len(key)-start), key[start:i]...)
+		}
+		buf = utf8.AppendRune(buf, rune(v))
 		i += 3
 	}
-	return append(parts, string(cur)), nil
+	if buf != nil {
+		return append(parts, string(buf)), nil
+	}
+	return append(parts, key[start:]), nil
 }
 
 // unhex returns the value of an upper-case hex digit, or -1.

@@ -96,25 +96,26 @@ func increment(b *[10]byte) bool {
 	return false
 }
 
-// encode renders lastMS and last as 26 base-32 characters.
+// encode renders lastMS and last as 26 base-32 characters, five bits
+// each from the least significant end; 26 characters carry 130 bits, so
+// the first character's top two bits are zero.
 func (g *IDGenerator) encode() string {
-	var v [16]byte
-	for i := 0; i < 6; i++ {
-		v[i] = byte(g.lastMS >> (40 - 8*i))
-	}
-	copy(v[6:], g.last[:])
+	b := &g.last
+	hi := g.lastMS<<16 | uint64(b[0])<<8 | uint64(b[1])
+	lo := uint64(b[2])<<56 | uint64(b[3])<<48 | uint64(b[4])<<40 | uint64(b[5])<<32 |
+		uint64(b[6])<<24 | uint64(b[7])<<16 | uint64(b[8])<<8 | uint64(b[9])
 	var out [IDLen]byte
-	// 26 characters carry 130 bits; the first character's top two bits
-	// are zero. Character i holds bits 5i-2 .. 5i+2 of the 128-bit value.
-	for i := range out {
-		var c byte
-		for k := 5*i - 2; k < 5*i+3; k++ {
-			c <<= 1
-			if k >= 0 && v[k/8]>>(7-k%8)&1 == 1 {
-				c |= 1
-			}
+	for j := 0; j < IDLen; j++ {
+		var c uint64
+		switch shift := 5 * j; {
+		case shift+5 <= 64:
+			c = lo >> shift
+		case shift >= 64:
+			c = hi >> (shift - 64)
+		default: // the character that straddles the two halves
+			c = lo>>shift | hi<<(64-shift)
 		}
-		out[i] = idAlphabet[c]
+		out[IDLen-1-j] = idAlphabet[c&31]
 	}
 	return string(out[:])
 }

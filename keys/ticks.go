@@ -32,14 +32,19 @@ var (
 // It fails with [ErrOutOfRange] for t before [MinTime] or after the last
 // tick of [MaxTime].
 func Ticks(t time.Time) (int64, error) {
-	if t.Before(MinTime) || t.After(MaxTime.Add(99)) {
+	sec := t.Unix() // floored, with t.Nanosecond() in [0, 1e9): ticks floor too
+	if sec < minUnixSec || sec > maxUnixSec {
 		return 0, fmt.Errorf("%w: time %s is outside the .NET DateTime range %s to %s",
 			ErrOutOfRange, t.Format(time.RFC3339Nano), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339Nano))
 	}
-	// Unix seconds are floored and the nanoseconds are in [0, 1e9), so
-	// this floors to the tick for instants before 1970 too.
-	return t.Unix()*ticksPerSecond + int64(t.Nanosecond()/100) + UnixEpochTicks, nil
+	return sec*ticksPerSecond + int64(t.Nanosecond()/100) + UnixEpochTicks, nil
 }
+
+// The Unix seconds of the first and the last second that have ticks.
+const (
+	minUnixSec = -UnixEpochTicks / ticksPerSecond
+	maxUnixSec = (MaxTicks - UnixEpochTicks) / ticksPerSecond
+)
 
 // FromTicks returns the UTC time of a .NET tick count, the inverse of
 // [Ticks] (new DateTime(ticks, DateTimeKind.Utc)). It fails with
