@@ -64,29 +64,6 @@ func literalOf(v any) (literal, error) {
 	return literal{}, store.Errorf(store.CodeInvalidInput, 400, "filter value of Go type %T is not supported: use string, []byte, bool, int32, int64, float64, time.Time or store.GUID", v)
 }
 
-// Value returns the literal as the Go value a Properties map would hold.
-func (l literal) value() any {
-	switch l.typ {
-	case store.EdmString:
-		return l.s
-	case store.EdmBinary:
-		return bytes.Clone(l.b)
-	case store.EdmBoolean:
-		return l.i != 0
-	case store.EdmInt32:
-		return int32(l.i)
-	case store.EdmInt64:
-		return l.i
-	case store.EdmDouble:
-		return l.f
-	case store.EdmDateTime:
-		return l.t
-	case store.EdmGuid:
-		return l.g
-	}
-	return nil
-}
-
 // equal reports whether two literals are the same typed constant (doubles
 // by bits, so that -0 and 0 differ as they print differently).
 func (l literal) equal(m literal) bool {

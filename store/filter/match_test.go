@@ -157,3 +157,32 @@ func TestMatchNilProperties(t *testing.T) {
 		t.Fatal("PartitionKey eq 'a' matched 'b'")
 	}
 }
+
+func TestEmptyFilters(t *testing.T) {
+	var nilF *Filter
+	empty, err := Parse("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, err := Cond{}.Filter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &store.Entity{PartitionKey: "a"}
+	for name, f := range map[string]*Filter{"nil": nilF, "Parse(\"\")": empty, "Cond{}": zero} {
+		if !f.Match(e) || !f.MatchesAll() || f.String() != "" {
+			t.Errorf("%s: want a filter matching everything that prints as \"\"", name)
+		}
+		p := f.Plan()
+		if p.Kind != TableScan || len(p.Ranges) != 1 {
+			t.Errorf("%s: Plan() = %v with %d ranges, want one table scan range", name, p.Kind, len(p.Ranges))
+		}
+		if _, _, ok := p.Ranges[0].Start(); ok || p.Ranges[0].Past("\uffff", "\uffff") {
+			t.Errorf("%s: the table scan range must be unbounded", name)
+		}
+	}
+	nonEmpty, _ := Parse("A eq 1")
+	if nonEmpty.MatchesAll() {
+		t.Error("A eq 1 reports MatchesAll")
+	}
+}
