@@ -28,6 +28,7 @@ func TestSuiteCatchesBrokenBackends(t *testing.T) {
 		{"wrong-conflict-code", "Writes", "Writes/InsertExisting_EntityAlreadyExists"},
 		{"non-atomic-batch", "Batch", "Batch/Atomic_FailingActionIndex"},
 		{"typed-as-loose", "Filters", "Filters/Semantics/Int32VersusInt64Literal_NoMatch"},
+		{"ignore-if-match", "Concurrency", "Concurrency/SameETag_ExactlyOneWins"},
 	}
 	for _, c := range cases {
 		t.Run(c.mutant, func(t *testing.T) {
@@ -78,8 +79,11 @@ type mutantTable struct {
 }
 
 func (m mutantTable) Update(ctx context.Context, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
-	if m.kind == "replace-as-merge" {
+	switch m.kind {
+	case "replace-as-merge":
 		mode = store.Merge
+	case "ignore-if-match":
+		ifMatch = store.ETagAny
 	}
 	return m.Table.Update(ctx, e, mode, ifMatch)
 }

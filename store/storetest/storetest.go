@@ -63,6 +63,7 @@ func RunWith(t *testing.T, h Harness) {
 		{"Properties", s.properties},
 		{"Values", s.values},
 		{"Writes", s.writes},
+		{"Concurrency", s.concurrency},
 		{"Batch", s.batches},
 		{"Queries", s.queries},
 		{"Filters", s.filters},
