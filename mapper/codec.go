@@ -14,7 +14,7 @@ import (
 // RowKey, typically as compound keys built with package keys, instead of
 // tagging fields pk and rk.
 type KeyMaker interface {
-	TableKeys() (pk, rk string)
+	TableKeys() (pk, rk string, err error)
 }
 
 // KeySetter is the decode side of KeyMaker: it receives the keys of a
@@ -180,7 +180,7 @@ func compile(t reflect.Type) (*codec, error) {
 		if c.pk != nil {
 			which = "RowKey"
 		}
-		return nil, &Error{Type: t, Msg: fmt.Sprintf("no %s: tag a string field with the option %s, or implement TableKeys() (pk, rk string)", which, map[string]string{"PartitionKey": "pk", "RowKey": "rk"}[which])}
+		return nil, &Error{Type: t, Msg: fmt.Sprintf("no %s: tag a string field with the option %s, or implement TableKeys() (pk, rk string, err error)", which, map[string]string{"PartitionKey": "pk", "RowKey": "rk"}[which])}
 	}
 	return c, nil
 }

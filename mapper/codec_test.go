@@ -147,7 +147,7 @@ type keyedMethodTagged struct {
 	PK string `table:",pk"`
 }
 
-func (k *keyedMethodTagged) TableKeys() (string, string) { return k.PK, "" }
+func (k *keyedMethodTagged) TableKeys() (string, string, error) { return k.PK, "", nil }
 
 // Embedded struct conflicts follow encoding/json: the shallower field
 // wins, a single tagged field wins at equal depth, and otherwise the name

@@ -59,16 +59,20 @@ func structOf(v any, mustPtr bool) (reflect.Value, *codec, error) {
 }
 
 // keysOf returns the entity keys of struct value v.
-func (c *codec) keysOf(v reflect.Value) (pk, rk string) {
+func (c *codec) keysOf(v reflect.Value) (pk, rk string, err error) {
 	if c.keyMethod {
-		return v.Addr().Interface().(KeyMaker).TableKeys()
+		pk, rk, err = v.Addr().Interface().(KeyMaker).TableKeys()
+		if err != nil {
+			err = &Error{Type: c.typ, Msg: "TableKeys", Err: err}
+		}
+		return pk, rk, err
 	}
-	pkv, _ := c.pk.get(v)
-	rkv, _ := c.rk.get(v)
-	if pkv.Kind() == reflect.Pointer || rkv.Kind() == reflect.Pointer {
-		return "", "" // unreachable: key fields are string kinds
+	pkv, ok1 := c.pk.get(v)
+	rkv, ok2 := c.rk.get(v)
+	if !ok1 || !ok2 {
+		return "", "", &Error{Type: c.typ, Msg: "a key field is inside a nil embedded pointer"}
 	}
-	return pkv.String(), rkv.String()
+	return pkv.String(), rkv.String(), nil
 }
 
 // etagOf returns the ETag held by v's etag field, or "" when it has none.
@@ -98,7 +102,10 @@ func (c *codec) setMeta(v reflect.Value, etag store.ETag) error {
 
 func (c *codec) encodeEntity(v reflect.Value) (store.Entity, error) {
 	var e store.Entity
-	e.PartitionKey, e.RowKey = c.keysOf(v)
+	var err error
+	if e.PartitionKey, e.RowKey, err = c.keysOf(v); err != nil {
+		return e, err
+	}
 	var extra map[string]any
 	if c.extra != nil {
 		if fv, ok := c.extra.get(v); ok {

@@ -33,7 +33,11 @@ func (p *Partition[T]) check(v *T) error {
 	if err != nil {
 		return err
 	}
-	if pk, _ := p.r.c.keysOf(rv); pk != p.pk {
+	pk, _, err := p.r.c.keysOf(rv)
+	if err != nil {
+		return err
+	}
+	if pk != p.pk {
 		return fmt.Errorf("mapper: value of PartitionKey %s written through the handle of partition %s", quote(pk), quote(p.pk))
 	}
 	return nil

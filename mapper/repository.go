@@ -187,7 +187,10 @@ func (r *Repository[T]) Delete(ctx context.Context, v *T) error {
 	if err != nil {
 		return err
 	}
-	pk, rk := r.c.keysOf(rv)
+	pk, rk, err := r.c.keysOf(rv)
+	if err != nil {
+		return err
+	}
 	return r.table.Delete(ctx, pk, rk, etag)
 }
 
@@ -209,6 +212,7 @@ func (r *Repository[T]) encodeKeys(v *T) (store.Entity, reflect.Value, error) {
 	}
 	rv := reflect.ValueOf(v).Elem()
 	var e store.Entity
-	e.PartitionKey, e.RowKey = r.c.keysOf(rv)
-	return e, rv, nil
+	var err error
+	e.PartitionKey, e.RowKey, err = r.c.keysOf(rv)
+	return e, rv, err
 }

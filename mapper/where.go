@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -169,6 +170,27 @@ func (f Field[T]) Le(v any) Cond[T] { return f.cmp(filter.Le, v) }
 
 // Between holds when lo <= property < hi.
 func (f Field[T]) Between(lo, hi any) Cond[T] { return f.Ge(lo).And(f.Lt(hi)) }
+
+// InRange holds when a string property (typically RowKey or PartitionKey)
+// lies in rng, a range from package keys such as keys.PrefixOf or
+// keys.PrefixRange. The zero Range matches every entity.
+func (f Field[T]) InRange(rng keys.Range) Cond[T] {
+	var parts []Cond[T]
+	if rng.Lower != "" {
+		parts = append(parts, f.Ge(rng.Lower))
+	}
+	if rng.HasUpper {
+		if rng.UpperIncluded {
+			parts = append(parts, f.Le(rng.Upper))
+		} else {
+			parts = append(parts, f.Lt(rng.Upper))
+		}
+	}
+	if _, err := f.literal(""); err != nil {
+		return Cond[T]{err: err}
+	}
+	return and(parts)
+}
 
 // HasPrefix holds when a string property starts with prefix.
 func (f Field[T]) HasPrefix(prefix string) Cond[T] {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 )
@@ -68,6 +69,9 @@ func TestWhereBuildsTypedLiterals(t *testing.T) {
 		{Where[filtered]("Age").Gt(1).And(Where[filtered]("Name").Eq("a")).Or(Where[filtered]("On").Eq(false)),
 			"(Age gt 1 and Name eq 'a') or On eq false"},
 		{Not(Where[filtered]("Age").Eq(1)), "not (Age eq 1)"},
+		{Where[filtered]("RowKey").InRange(keys.PrefixRange("emp_")), "RowKey ge 'emp_' and RowKey lt 'emp`'"},
+		{Where[filtered]("ID").InRange(keys.Range{Lower: "a", Upper: "c", HasUpper: true, UpperIncluded: true}), "RowKey ge 'a' and RowKey le 'c'"},
+		{Where[filtered]("ID").InRange(keys.Range{}), ""},
 	}
 	for _, c := range cases {
 		if err := c.c.Err(); err != nil {
@@ -106,6 +110,7 @@ func TestWhereRefuses(t *testing.T) {
 		{Where[filtered]("PartitionKey").Eq(1), "PartitionKey", []string{"PartitionKey", "int value 1"}},
 		{Where[filtered]("Timestamp").Eq("now"), "Timestamp", []string{"time.Time"}},
 		{Where[filtered]("Age").HasPrefix("x"), "Age", []string{"Edm.Int32"}},
+		{Where[filtered]("Age").InRange(keys.PrefixRange("1")), "Age", []string{"Edm.Int32"}},
 	}
 	for _, c := range cases {
 		err := c.c.Err()

@@ -58,7 +58,10 @@ func wirePrefix(name string, edm store.EdmType) []byte {
 }
 
 func (c *codec) appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
-	pk, rk := c.keysOf(v)
+	pk, rk, err := c.keysOf(v)
+	if err != nil {
+		return dst, err
+	}
 	dst = wire.AppendEntityStart(dst, pk, rk)
 	var extra map[string]any
 	if c.extra != nil {
@@ -66,7 +69,6 @@ func (c *codec) appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
 			extra = fv.Interface().(map[string]any)
 		}
 	}
-	var err error
 	if len(extra) == 0 {
 		for _, f := range c.sorted {
 			if dst, err = f.appendJSON(dst, v); err != nil {
