@@ -138,3 +138,20 @@ func TestUnescapeRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestEscapedPrefixRange(t *testing.T) {
+	// The code is prefix-free, so PrefixRange(Escape(p)) holds exactly the
+	// escaped strings that start with p.
+	rng := newRand(16)
+	for i := 0; i < 20000; i++ {
+		p, s := randString(rng, 2), randString(rng, 4)
+		if rng.IntN(2) == 0 {
+			s = p + s
+		}
+		ep, _ := Escape(p)
+		es, _ := Escape(s)
+		if got, want := PrefixRange(ep).Contains(es), strings.HasPrefix(s, p); got != want {
+			t.Fatalf("PrefixRange(Escape(%q)).Contains(Escape(%q)) = %v, want %v", p, s, got, want)
+		}
+	}
+}
