@@ -82,7 +82,7 @@ func (h *containerHandle) precheck(ctx context.Context) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	return validateResourceName("container", h.name)
+	return store.ValidateContainerName(h.name)
 }
 
 // precheckBlob also validates a blob name.
@@ -90,7 +90,7 @@ func (h *containerHandle) precheckBlob(ctx context.Context, blob string) error {
 	if err := h.precheck(ctx); err != nil {
 		return err
 	}
-	return validateBlobName(blob)
+	return store.ValidateBlobName(blob)
 }
 
 // Create implements store.Container: it creates the container unless it

@@ -5,36 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tablekit/tablekit/store"
 )
-
-// Blob name limits: "A blob name must be at least one character long and
-// cannot be more than 1,024 characters long" and "The number of path
-// segments comprising the blob name cannot exceed 254" (Naming and
-// Referencing Containers, Blobs, and Metadata).
-const (
-	maxBlobNameUnits    = 1024
-	maxBlobPathSegments = 254
-)
-
-// validateBlobName checks a blob name: valid UTF-8, 1 to 1,024 characters
-// (UTF-16 code units, as the service counts) and at most 254 path segments.
-func validateBlobName(name string) error {
-	if !utf8.ValidString(name) {
-		return store.Errorf(store.CodeInvalidResourceName, 400, "blob name %q is not valid UTF-8", clip(name))
-	}
-	if n := store.UTF16Len(name); n < 1 || n > maxBlobNameUnits {
-		return store.Errorf(store.CodeOutOfRangeInput, 400,
-			"blob name %q is %d characters long: the length must be 1 to %d", clip(name), n, maxBlobNameUnits)
-	}
-	if n := strings.Count(name, "/") + 1; n > maxBlobPathSegments {
-		return store.Errorf(store.CodeOutOfRangeInput, 400,
-			"blob name %q has %d path segments: the limit is %d", clip(name), n, maxBlobPathSegments)
-	}
-	return nil
-}
 
 // blobETag makes a blob's ETag from its write time: the time in .NET ticks
 // (100 ns since year 1) in hex, quoted, the shape Azure's blob ETags have
@@ -71,7 +44,7 @@ func decodeMarker(m string) (string, error) {
 			return string(b), nil
 		}
 	}
-	return "", store.Errorf(codeInvalidQueryParameter, 400,
+	return "", store.Errorf(store.CodeInvalidQueryParameterValue, 400,
 		"marker %q is malformed: pass the NextMarker of the previous page unchanged", clip(m))
 }
 
@@ -81,10 +54,19 @@ func decodeMarker(m string) (string, error) {
 func listSize(max int) (int, error) {
 	switch {
 	case max < 0:
-		return 0, store.Errorf(codeOutOfRangeQueryParameter, 400,
-			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", max, defaultListBlobs)
-	case max == 0 || max > defaultListBlobs:
-		return defaultListBlobs, nil
+		return 0, store.Errorf(store.CodeOutOfRangeQueryParameterValue, 400,
+			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", max, store.MaxBlobListResults)
+	case max == 0 || max > store.MaxBlobListResults:
+		return store.MaxBlobListResults, nil
 	}
 	return max, nil
+}
+
+// clip shortens a long value for an error message.
+func clip(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + fmt.Sprintf("...(%d bytes)", len(s))
 }

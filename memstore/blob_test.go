@@ -308,9 +308,9 @@ func TestBlobListBadOptions(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newTestContainer(t)
 	_, err := c.List(ctx, store.BlobListOptions{MaxResults: -1})
-	wantCode(t, err, codeOutOfRangeQueryParameter, 400)
+	wantCode(t, err, store.CodeOutOfRangeQueryParameterValue, 400)
 	for _, m := range []string{"garbage", "1!***", "2!YQ"} {
 		_, err = c.List(ctx, store.BlobListOptions{Marker: m})
-		wantCode(t, err, codeInvalidQueryParameter, 400)
+		wantCode(t, err, store.CodeInvalidQueryParameterValue, 400)
 	}
 }

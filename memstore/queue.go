@@ -174,7 +174,7 @@ func (h *queueHandle) precheck(ctx context.Context) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	return validateResourceName("queue", h.name)
+	return store.ValidateQueueName(h.name)
 }
 
 // Create implements store.Queue. Creating an existing queue succeeds, as
@@ -216,10 +216,10 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	if err := h.precheck(ctx); err != nil {
 		return store.Message{}, err
 	}
-	if err := checkBody(body); err != nil {
+	if err := store.ValidateMessageBody(body); err != nil {
 		return store.Message{}, err
 	}
-	delay, ttl, err := putTimes(opts)
+	delay, ttl, err := store.ResolvePut(opts)
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -255,10 +255,10 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 	if err := h.precheck(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkCount("Get", n); err != nil {
+	if err := store.ValidateMessageCount("Get", n); err != nil {
 		return nil, err
 	}
-	if err := checkVisibility("visibility timeout", visibility, minGetVisibility); err != nil {
+	if err := store.ValidateVisibility("visibility timeout", visibility, store.MinGetVisibility); err != nil {
 		return nil, err
 	}
 	q, err := h.s.open(h.name)
@@ -284,7 +284,7 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 	if err := h.precheck(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkCount("Peek", n); err != nil {
+	if err := store.ValidateMessageCount("Peek", n); err != nil {
 		return nil, err
 	}
 	q, err := h.s.open(h.name)
@@ -326,11 +326,11 @@ func (h *queueHandle) Update(ctx context.Context, id, receipt string, body []byt
 	if err := checkReceipt(receipt); err != nil {
 		return store.Message{}, err
 	}
-	if err := checkVisibility("visibility timeout", visibility, 0); err != nil {
+	if err := store.ValidateVisibility("visibility timeout", visibility, 0); err != nil {
 		return store.Message{}, err
 	}
 	if body != nil {
-		if err := checkBody(body); err != nil {
+		if err := store.ValidateMessageBody(body); err != nil {
 			return store.Message{}, err
 		}
 	}

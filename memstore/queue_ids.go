@@ -47,7 +47,7 @@ func popReceipt(n uint64) string {
 func checkReceipt(r string) error {
 	b, err := base64.StdEncoding.DecodeString(r)
 	if err != nil || len(b) != receiptLen {
-		return store.Errorf(codeInvalidQueryParameter, 400,
+		return store.Errorf(store.CodeInvalidQueryParameterValue, 400,
 			"pop receipt %q is malformed: pass the PopReceipt of the latest Get or Update", clip(r))
 	}
 	return nil

@@ -262,7 +262,7 @@ func TestQueueBadArguments(t *testing.T) {
 	ctx := context.Background()
 	q, _ := newTestQueue(t)
 	m := put(t, q, "a", nil)
-	const oor, bad = codeOutOfRangeQueryParameter, codeInvalidQueryParameter
+	const oor, bad = store.CodeOutOfRangeQueryParameterValue, store.CodeInvalidQueryParameterValue
 	week := store.MaxVisibilityTimeout
 	putWith := func(o store.PutOptions) error { _, err := q.Put(ctx, []byte("x"), &o); return err }
 	getWith := func(n int, v time.Duration) error { _, err := q.Get(ctx, n, v); return err }
