@@ -97,6 +97,14 @@ func (lx *lexer) next() (token, error) {
 		return lx.typedLit(start, word)
 	}
 	switch word {
+	case "datetime", "guid", "X", "binary":
+		j := lx.pos
+		for j < len(lx.src) && isSpace(lx.src[j]) {
+			j++
+		}
+		if j > lx.pos && j < len(lx.src) && lx.src[j] == '\'' {
+			return token{}, invalidAt(start, lx.src[start:j+1], "no blank is allowed between %s and its quoted value", word)
+		}
 	case "true", "false":
 		l := literal{typ: store.EdmBoolean}
 		if word == "true" {

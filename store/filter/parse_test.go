@@ -146,6 +146,7 @@ func TestParseRefusals(t *testing.T) {
 		{"binary not hex", "B eq X'GG'", "5", `"X'GG'"`, "hex digits"},
 		{"lower-case x prefix", "B eq x'00'", "5", `"x'00'"`, "unknown literal prefix"},
 		{"unknown prefix", "T eq datetimeoffset'2024-01-01T00:00:00Z'", "5", `"datetimeoffset'`, "unknown literal prefix"},
+		{"blank after a literal prefix", "T eq datetime '2024-01-01T00:00:00Z'", "5", `"datetime '"`, "no blank"},
 		{"newline is not a blank", "A eq 1\nor B eq 2", "6", `"\n"`, "unexpected character"},
 		{"unexpected character", "A eq 1 ; B eq 2", "7", `";"`, "unexpected character"},
 		{"sixteen comparisons", strings.Repeat("A eq 1 and ", 15) + "Z eq 1", "165", `"Z"`, "more than 15 comparisons"},
