@@ -265,15 +265,15 @@ type bulkRun struct {
 	reported BulkProgress
 }
 
-// validate checks every action as a one-action transaction would be
-// checked, so a write is refused with the code the service would give it
-// inside a batch. It reports which actions may be sent.
+// validate checks every action as the service checks it inside a batch
+// (ValidateAction), so a write is refused with the code it would get there.
+// It reports which actions may be sent.
 func (r *bulkRun) validate() []bool {
 	valid := make([]bool, len(r.actions))
 	for i := range r.actions {
 		r.outcomes[i].Batch = -1
-		if err := ValidateTransaction(r.actions[i : i+1]); err != nil {
-			r.outcomes[i].Err = positional(err)
+		if err := ValidateAction(&r.actions[i]); err != nil {
+			r.outcomes[i].Err = err
 			r.progress.Failed++
 			continue
 		}

@@ -401,6 +401,40 @@ func ActionWireSize(a *Action) int {
 	return batchActionOverhead + EstimateWireSize(&a.Entity)
 }
 
+// ValidateAction checks one action as the service checks it inside a
+// transaction: a known kind, valid keys (a forbidden character is
+// InvalidInput there), a valid entity for writes and an If-Match for updates
+// and deletes. It is the per-action part of ValidateTransaction, for callers
+// such as the bulk writer that vet writes one by one before grouping them.
+func ValidateAction(a *Action) error {
+	_, err := checkAction(a)
+	return err
+}
+
+// checkAction validates a and returns its estimated share of a body.
+func checkAction(a *Action) (wire int, err error) {
+	if a.Kind < ActionInsert || a.Kind > ActionDelete {
+		return 0, invalid("unknown action kind %d", int(a.Kind))
+	}
+	if a.Kind == ActionDelete {
+		if err := validateKey("PartitionKey", a.Entity.PartitionKey, true); err != nil {
+			return 0, err
+		}
+		if err := validateKey("RowKey", a.Entity.RowKey, true); err != nil {
+			return 0, err
+		}
+		wire = len(a.Entity.PartitionKey) + len(a.Entity.RowKey)
+	} else if wire, err = checkEntity(&a.Entity, true); err != nil {
+		return 0, err
+	}
+	if a.Kind.NeedsIfMatch() {
+		if err := ValidateETag(a.IfMatch); err != nil {
+			return 0, err
+		}
+	}
+	return wire, nil
+}
+
 // ValidateTransaction checks an entity group transaction before anything
 // is written: 1 to 100 actions, one PartitionKey, each RowKey at most once,
 // every entity and If-Match valid, and the body under 4 MiB. The returned
@@ -417,9 +451,6 @@ func ValidateTransaction(actions []Action) error {
 	size := 0
 	for i := range actions {
 		a := &actions[i]
-		if a.Kind < ActionInsert || a.Kind > ActionDelete {
-			return WithIndex(invalid("unknown action kind %d", int(a.Kind)), i)
-		}
 		if a.Entity.PartitionKey != pk {
 			return WithIndex(Errorf(CodeCommandsInBatchActOnDifferentPart, 400,
 				"action %d is on PartitionKey %s but action 0 is on %s: a transaction covers one partition", i, quoteTrunc(a.Entity.PartitionKey), quoteTrunc(pk)), i)
@@ -429,19 +460,7 @@ func ValidateTransaction(actions []Action) error {
 				"RowKey %s appears in actions %d and %d: an entity may appear once per transaction", quoteTrunc(a.Entity.RowKey), j, i), i)
 		}
 		seen[a.Entity.RowKey] = i
-		var err error
-		wire := len(a.Entity.PartitionKey) + len(a.Entity.RowKey)
-		if a.Kind == ActionDelete {
-			err = validateKey("PartitionKey", a.Entity.PartitionKey, true)
-			if err == nil {
-				err = validateKey("RowKey", a.Entity.RowKey, true)
-			}
-		} else {
-			wire, err = checkEntity(&a.Entity, true)
-		}
-		if err == nil && a.Kind.NeedsIfMatch() {
-			err = ValidateETag(a.IfMatch)
-		}
+		wire, err := checkAction(a)
 		if err != nil {
 			return WithIndex(err, i)
 		}
