@@ -50,11 +50,14 @@ type Queue interface {
 	Create(ctx context.Context) error
 	// Delete deletes the queue and its messages.
 	Delete(ctx context.Context) error
-	// Put adds a message.
+	// Put adds a message; the returned Message has its ID, pop receipt and
+	// times, but no body.
 	Put(ctx context.Context, body []byte, opts *PutOptions) (Message, error)
-	// Get receives 1 to 32 visible messages and hides them for visibility.
+	// Get receives 1 to 32 visible messages and hides them for visibility
+	// (1 s to 7 days, whole seconds); each gets a new pop receipt.
 	Get(ctx context.Context, n int, visibility time.Duration) ([]Message, error)
-	// Peek returns up to n visible messages without hiding them.
+	// Peek returns 1 to 32 visible messages without hiding them; peeked
+	// messages carry no pop receipt and no next-visible time.
 	Peek(ctx context.Context, n int) ([]Message, error)
 	// Update changes a received message's visibility and, when body is
 	// non-nil, its content; it returns the new pop receipt and next visible time.
