@@ -1,0 +1,241 @@
+package mapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+	"strings"
+
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// ErrUnknownKind matches the error for an entity whose discriminator no
+// registered type claims.
+var ErrUnknownKind = errors.New("mapper: unknown entity kind")
+
+// Registry maps the entity kinds of a heterogeneous table (the design
+// guide's "work with heterogeneous entity types" pattern) to Go types, so
+// that one query returns employees and departments as their own types.
+// The kind is told by a discriminator: either a string property every
+// entity carries (NewPropertyRegistry("EntityType")), or a RowKey prefix
+// ("emp_", "dept_": NewPrefixRegistry), which also groups the entities of
+// one kind together in a partition.
+//
+// Register every type before use; a Registry is then safe for concurrent
+// use.
+type Registry struct {
+	prop   string // discriminator property; "" for RowKey prefixes
+	byKind map[string]*kindType
+	byType map[reflect.Type]*kindType
+	kinds  []*kindType // registration order
+}
+
+type kindType struct {
+	kind string
+	typ  reflect.Type
+	c    *codec
+}
+
+// NewPropertyRegistry returns a registry that tells kinds by the string
+// property prop: the registry writes it on every entity it encodes.
+func NewPropertyRegistry(prop string) (*Registry, error) {
+	if err := store.ValidatePropertyName(prop); err != nil {
+		return nil, fmt.Errorf("mapper: discriminator property: %w", err)
+	}
+	return &Registry{prop: prop, byKind: map[string]*kindType{}, byType: map[reflect.Type]*kindType{}}, nil
+}
+
+// NewPrefixRegistry returns a registry that tells kinds by a RowKey
+// prefix: an entity's RowKey must start with its type's prefix.
+func NewPrefixRegistry() *Registry {
+	return &Registry{byKind: map[string]*kindType{}, byType: map[reflect.Type]*kindType{}}
+}
+
+// Register maps kind (a discriminator value, or a RowKey prefix) to T. It
+// fails when T cannot be mapped, when T or kind is registered already,
+// when a prefix is empty or one prefix starts another (an entity would
+// match both), or when T has a field for the discriminator property that
+// is not a string.
+func Register[T any](r *Registry, kind string) error {
+	t := reflect.TypeFor[T]()
+	c, err := codecFor(t)
+	if err != nil {
+		return err
+	}
+	if k, dup := r.byType[t]; dup {
+		return fmt.Errorf("mapper: %s is registered already, as kind %q", t, k.kind)
+	}
+	if k, dup := r.byKind[kind]; dup {
+		return fmt.Errorf("mapper: kind %q is registered already, for %s", kind, k.typ)
+	}
+	if r.prop == "" {
+		if kind == "" {
+			return fmt.Errorf("mapper: %s: the RowKey prefix is empty, so it would claim every entity", t)
+		}
+		if err := store.ValidateKeys("", kind); err != nil {
+			return fmt.Errorf("mapper: %s: prefix %q cannot start a RowKey: %w", t, kind, err)
+		}
+		for _, k := range r.kinds {
+			if strings.HasPrefix(kind, k.kind) || strings.HasPrefix(k.kind, kind) {
+				return fmt.Errorf("mapper: %s: prefix %q overlaps prefix %q of %s: a RowKey could start with both", t, kind, k.kind, k.typ)
+			}
+		}
+	} else if f := c.byName[r.prop]; f != nil && f.kind != kString {
+		return f.errorf("the discriminator property %q must be a string field, not %s", r.prop, f.typ)
+	}
+	k := &kindType{kind: kind, typ: t, c: c}
+	r.byKind[kind] = k
+	r.byType[t] = k
+	r.kinds = append(r.kinds, k)
+	return nil
+}
+
+// typeOf returns the registration of v's type (v a registered struct or
+// a pointer to one).
+func (r *Registry) typeOf(v any) (*kindType, reflect.Value, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	} else if rv.IsValid() {
+		p := reflect.New(rv.Type()).Elem()
+		p.Set(rv)
+		rv = p
+	}
+	if !rv.IsValid() {
+		return nil, rv, fmt.Errorf("mapper: cannot encode %T", v)
+	}
+	k := r.byType[rv.Type()]
+	if k == nil {
+		return nil, rv, fmt.Errorf("mapper: %s is not registered: call mapper.Register[%s] first", rv.Type(), rv.Type())
+	}
+	return k, rv, nil
+}
+
+// Encode maps v (a registered struct or pointer to one) to an entity
+// carrying its discriminator.
+func (r *Registry) Encode(v any) (store.Entity, error) {
+	k, rv, err := r.typeOf(v)
+	if err != nil {
+		return store.Entity{}, err
+	}
+	return r.encode(k, rv)
+}
+
+func (r *Registry) encode(k *kindType, rv reflect.Value) (store.Entity, error) {
+	e, err := k.c.encodeEntity(rv)
+	if err != nil {
+		return e, err
+	}
+	if r.prop != "" {
+		e.Properties[r.prop] = k.kind
+	} else if !strings.HasPrefix(e.RowKey, k.kind) {
+		return e, fmt.Errorf("mapper: %s with RowKey %s does not start with its kind's prefix %q", k.typ, quote(e.RowKey), k.kind)
+	}
+	return e, nil
+}
+
+// kindOf tells the kind of e.
+func (r *Registry) kindOf(e *store.Entity) (*kindType, error) {
+	if r.prop != "" {
+		s, _ := e.Properties[r.prop].(string)
+		if k := r.byKind[s]; k != nil {
+			return k, nil
+		}
+		return nil, fmt.Errorf("%w: entity (%s, %s) has %s = %#v, which no registered type claims",
+			ErrUnknownKind, quote(e.PartitionKey), quote(e.RowKey), r.prop, e.Properties[r.prop])
+	}
+	for _, k := range r.kinds {
+		if strings.HasPrefix(e.RowKey, k.kind) {
+			return k, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: RowKey %s of partition %s starts with no registered prefix",
+		ErrUnknownKind, quote(e.RowKey), quote(e.PartitionKey))
+}
+
+// Decode returns e as a value of its registered type (a T, not a *T):
+// use a type switch. An unknown kind is an error matching ErrUnknownKind.
+func (r *Registry) Decode(e store.Entity) (any, error) {
+	k, err := r.kindOf(&e)
+	if err != nil {
+		return nil, err
+	}
+	p := reflect.New(k.typ)
+	if err := k.c.decodeEntity(&e, p.Elem()); err != nil {
+		return nil, err
+	}
+	return p.Elem().Interface(), nil
+}
+
+// Cond returns the condition that selects the entities of kind: the
+// discriminator property equal to it, or the RowKey range of the prefix.
+func (r *Registry) Cond(kind string) filter.Cond {
+	if r.prop != "" {
+		return filter.Prop(r.prop).Eq(kind)
+	}
+	return filter.RK.HasPrefix(kind)
+}
+
+// Query returns every entity of tbl matching where (the zero Cond for
+// all), each decoded as its registered type, across every page. An entity
+// of an unknown kind, or one that does not decode, yields an error and the
+// sequence goes on if the loop continues; a failed request ends it.
+func (r *Registry) Query(ctx context.Context, tbl store.Table, where filter.Cond) iter.Seq2[any, error] {
+	return func(yield func(any, error) bool) {
+		if err := where.Err(); err != nil {
+			yield(nil, err)
+			return
+		}
+		q := store.Query{Filter: where.String()}
+		for {
+			page, err := tbl.Query(ctx, q)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, e := range page.Entities {
+				if !yield(r.Decode(e)) {
+					return
+				}
+			}
+			if page.Continuation == "" {
+				return
+			}
+			q.Continuation = page.Continuation
+		}
+	}
+}
+
+// Insert inserts v, a pointer to a registered struct, with its
+// discriminator, and stores the new ETag in v's etag field.
+func (r *Registry) Insert(ctx context.Context, tbl store.Table, v any) error {
+	return r.write(v, func(e store.Entity) (store.ETag, error) { return tbl.Insert(ctx, e) })
+}
+
+// Upsert inserts or merges/replaces v, a pointer to a registered struct,
+// and stores the new ETag in v's etag field.
+func (r *Registry) Upsert(ctx context.Context, tbl store.Table, v any, mode store.UpdateMode) error {
+	return r.write(v, func(e store.Entity) (store.ETag, error) { return tbl.Upsert(ctx, e, mode) })
+}
+
+func (r *Registry) write(v any, do func(store.Entity) (store.ETag, error)) error {
+	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("mapper: write %T: want a non-nil pointer to a registered struct", v)
+	}
+	k, rv, err := r.typeOf(v)
+	if err != nil {
+		return err
+	}
+	e, err := r.encode(k, rv)
+	if err != nil {
+		return err
+	}
+	etag, err := do(e)
+	if err != nil {
+		return err
+	}
+	return k.c.setMeta(rv, etag)
+}
