@@ -186,3 +186,10 @@ func TestGranularityString(t *testing.T) {
 		t.Errorf("an invalid granularity must leave the time unchanged")
 	}
 }
+
+func TestBucketsRejectsGranularity(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := Buckets(now, now, 0); !errors.Is(err, ErrOutOfRange) {
+		t.Errorf("Buckets with granularity 0 = %v, want ErrOutOfRange", err)
+	}
+}

@@ -155,3 +155,14 @@ func TestEscapedPrefixRange(t *testing.T) {
 		}
 	}
 }
+
+func TestUnescapeRejectsC1AndQuotesLongInput(t *testing.T) {
+	if _, err := Unescape("a\u0085"); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "U+0085 at offset 1") {
+		t.Errorf("Unescape with a C1 control: %v", err)
+	}
+	// A long key is cut at a character boundary in the message.
+	_, err := Unescape(strings.Repeat("é", 100) + "/")
+	if err == nil || !strings.Contains(err.Error(), "... (201 bytes)") || !strings.Contains(err.Error(), "offset 200") {
+		t.Errorf("long input error: %v", err)
+	}
+}
