@@ -42,6 +42,14 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	limit, empty := h.s.pageCut(limit)
 
 	var page store.Page
+	// Match sees a view of each visited record holding only the properties
+	// the filter compares, decoded into one reused map, so a record that
+	// does not match costs no full decode.
+	names := f.Properties()
+	var scratch map[string]any
+	if len(names) > 0 {
+		scratch = make(map[string]any, len(names))
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for _, kr := range f.Plan().Ranges {
@@ -62,14 +70,11 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 				done = true
 				return false
 			}
-			e := r.entity(nil)
-			if !f.Match(&e) {
+			view := r.matchView(names, scratch)
+			if !f.Match(&view) {
 				return true
 			}
-			if len(q.Select) > 0 {
-				e = r.entity(q.Select)
-			}
-			page.Entities = append(page.Entities, e)
+			page.Entities = append(page.Entities, r.entity(q.Select))
 			return true
 		})
 		if done {

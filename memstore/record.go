@@ -3,6 +3,7 @@ package memstore
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -247,6 +248,25 @@ func (r *record) entity(sel []string) store.Entity {
 		}
 		return true
 	})
+	return e
+}
+
+// matchView returns the record's keys and Timestamp with only the named
+// properties, decoded into scratch (cleared first), for evaluating a
+// filter. The view is valid until scratch is reused.
+func (r *record) matchView(names []string, scratch map[string]any) store.Entity {
+	e := store.Entity{PartitionKey: r.pk(), RowKey: r.rk(), Timestamp: r.timestamp()}
+	if len(names) == 0 {
+		return e
+	}
+	clear(scratch)
+	eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+		if _, ok := slices.BinarySearch(names, name); ok {
+			scratch[name] = decodeValue(tag, raw)
+		}
+		return true
+	})
+	e.Properties = scratch
 	return e
 }
 

@@ -15,6 +15,7 @@ package filter
 
 import (
 	"github.com/tablekit/tablekit/store"
+	"slices"
 )
 
 // Op is a comparison operator.
@@ -98,6 +99,7 @@ type Filter struct {
 	root  *node
 	prog  matcher
 	count int
+	props []string // custom properties compared, sorted, each once
 }
 
 // Parse parses a $filter string in the Table service's dialect. The empty
@@ -115,7 +117,41 @@ func Parse(s string) (*Filter, error) {
 
 // newFilter compiles a checked tree.
 func newFilter(root *node, count int) *Filter {
-	return &Filter{root: root, prog: compile(root), count: count}
+	return &Filter{root: root, prog: compile(root), count: count, props: propertyNames(root)}
+}
+
+// propertyNames lists the custom properties the tree compares, sorted.
+func propertyNames(root *node) []string {
+	var names []string
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.kind == kindCmp {
+			switch n.prop {
+			case "PartitionKey", "RowKey", "Timestamp":
+			default:
+				if !slices.Contains(names, n.prop) {
+					names = append(names, n.prop)
+				}
+			}
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	walk(root)
+	slices.Sort(names)
+	return names
+}
+
+// Properties returns the names of the custom properties the filter
+// compares (not PartitionKey, RowKey or Timestamp), sorted, each once. An
+// engine can decode just these before calling Match, and decode the rest
+// only for the entities that match. The caller must not modify the slice.
+func (f *Filter) Properties() []string {
+	if f == nil {
+		return nil
+	}
+	return f.props
 }
 
 // Comparisons returns the number of comparisons in the filter, the count

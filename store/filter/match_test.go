@@ -2,6 +2,7 @@ package filter
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -184,5 +185,24 @@ func TestEmptyFilters(t *testing.T) {
 	nonEmpty, _ := Parse("A eq 1")
 	if nonEmpty.MatchesAll() {
 		t.Error("A eq 1 reports MatchesAll")
+	}
+}
+
+func TestProperties(t *testing.T) {
+	cases := map[string][]string{
+		"":                                      nil,
+		"PartitionKey eq 'a' and RowKey gt 'b'": nil,
+		"Timestamp ge datetime'2024-01-01T00:00:00Z'": nil,
+		"B eq 1 or (A eq 'x' and not (B lt 3))":       {"A", "B"},
+		"PartitionKey eq 'p' and Zed eq true":         {"Zed"},
+	}
+	for src, want := range cases {
+		f, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Properties(); !slices.Equal(got, want) {
+			t.Errorf("Properties(%q) = %q, want %q", src, got, want)
+		}
 	}
 }
