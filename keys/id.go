@@ -69,7 +69,9 @@ func (g *IDGenerator) New() (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.used && uint64(ms) <= g.lastMS {
-		if increment(&g.last) {
+		// Increment a copy: on overflow the state must stay as it was.
+		if next := g.last; increment(&next) {
+			g.last = next
 			return g.encode(), nil
 		}
 		// The random part overflowed: continue in the next millisecond.
@@ -78,10 +80,13 @@ func (g *IDGenerator) New() (string, error) {
 		}
 		ms = int64(g.lastMS) + 1
 	}
-	if _, err := io.ReadFull(g.random, g.last[:]); err != nil {
+	// Read into a copy: a failed read must not leave a half-written
+	// random part that a later increment would build on.
+	var fresh [10]byte
+	if _, err := io.ReadFull(g.random, fresh[:]); err != nil {
 		return "", fmt.Errorf("keys: reading id randomness: %w", err)
 	}
-	g.lastMS, g.used = uint64(ms), true
+	g.last, g.lastMS, g.used = fresh, uint64(ms), true
 	return g.encode(), nil
 }
 

@@ -203,3 +203,39 @@ func TestIDGeneratorConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// failingReader serves its bytes, then fails.
+type failingReader struct{ data []byte }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, errors.New("entropy gone")
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestIDFailedReadKeepsOrder(t *testing.T) {
+	// First id: random part all 0xFF, so the second call overflows and must
+	// read fresh randomness for the next millisecond; that read fails after
+	// 4 bytes of zeros. A third call must still produce a larger id.
+	src := &failingReader{data: append(bytes.Repeat([]byte{0xFF}, 10), 0, 0, 0, 0)}
+	clock := &fakeClock{t: time.UnixMilli(9000)}
+	g := NewIDGenerator(clock.now, src)
+	first, err := g.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.New(); err == nil || !strings.Contains(err.Error(), "entropy gone") {
+		t.Fatalf("second id: %v, want the reader's error", err)
+	}
+	src.data = bytes.Repeat([]byte{0x00}, 10)
+	third, err := g.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(first < third) {
+		t.Errorf("after a failed read the next id %q sorts before the earlier %q", third, first)
+	}
+}
