@@ -1,0 +1,234 @@
+// Package azstore is tablekit's Azure backend: a store.Store over the
+// official SDK modules, aztables for tables, azqueue for queues and azblob
+// for blobs, authenticated by a connection string, a shared key, a SAS or
+// any azcore.TokenCredential (azidentity's DefaultAzureCredential and
+// friends). It works unchanged against Azure Storage and Azurite.
+//
+// Every call validates its input with store's rules before any request is
+// sent, so Azure, Azurite and memstore refuse the same bad input with the
+// same *store.Error; service failures come back as *store.Error with the
+// service's own code and status. Entities travel in store/wire's JSON
+// format and read back as exactly the Go types memstore returns.
+//
+// See docs/azure.md for construction, retries and where Azurite differs.
+package azstore
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// Endpoints are the service URLs of one storage account, such as
+// https://myaccount.table.core.windows.net. A URL may carry a SAS query
+// (NewFromSASURL). An empty URL leaves that service unavailable: its
+// operations fail with an error naming the missing endpoint.
+type Endpoints struct {
+	Table string
+	Queue string
+	Blob  string
+}
+
+// AccountEndpoints returns the public-cloud HTTPS endpoints of an account.
+func AccountEndpoints(accountName string) Endpoints {
+	return Endpoints{
+		Table: "https://" + accountName + ".table.core.windows.net",
+		Queue: "https://" + accountName + ".queue.core.windows.net",
+		Blob:  "https://" + accountName + ".blob.core.windows.net",
+	}
+}
+
+// Options tune a Store. The zero value (or nil) is a good default.
+type Options struct {
+	// Retry configures azcore's retry policy for requests that are safe to
+	// repeat. Zero fields take tablekit's defaults: 4 retries, exponential
+	// backoff from 500 ms up to 30 s, on 408, 500, 502, 503 and 504 and on
+	// transport errors. Writes that are not idempotent are retried only
+	// when the service refused them without doing any work (see
+	// docs/azure.md).
+	Retry policy.RetryOptions
+	// Transport replaces the HTTP client (a proxy, a test server).
+	Transport policy.Transporter
+	// InsecureAllowCredentialWithHTTP lets a token credential be sent over
+	// plain HTTP, for local emulators only.
+	InsecureAllowCredentialWithHTTP bool
+}
+
+// Store is a storage account: it implements store.Store. It is safe for
+// concurrent use.
+type Store struct {
+	tables *aztables.ServiceClient
+	queues *azqueue.ServiceClient
+	blobs  *azblob.Client
+	// writeRetry is the retry policy of non-idempotent writes.
+	writeRetry policy.RetryOptions
+}
+
+var _ store.Store = (*Store)(nil)
+
+// defaultRetry fills zero fields of r with tablekit's defaults.
+func defaultRetry(r policy.RetryOptions) policy.RetryOptions {
+	if r.MaxRetries == 0 {
+		r.MaxRetries = 4
+	}
+	if r.RetryDelay == 0 {
+		r.RetryDelay = 500 * time.Millisecond
+	}
+	if r.MaxRetryDelay == 0 {
+		r.MaxRetryDelay = 30 * time.Second
+	}
+	if r.StatusCodes == nil {
+		r.StatusCodes = []int{http.StatusRequestTimeout, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+	}
+	return r
+}
+
+// refusedOnly retries a request only when the service certainly did not
+// act on it: a 503 ServerBusy (throttled before any work) or a connection
+// that was never established. A lost response, a 500 OperationTimedOut or
+// a reset connection may hide a write that was applied, so those are
+// returned to the caller instead of replayed.
+func refusedOnly(resp *http.Response, err error) bool {
+	if err != nil {
+		var dial interface{ Timeout() bool }
+		_ = dial
+		return isDialError(err)
+	}
+	return resp.StatusCode == http.StatusServiceUnavailable
+}
+
+func clientOptions(o *Options) azcore.ClientOptions {
+	var co azcore.ClientOptions
+	if o != nil {
+		co.Transport = o.Transport
+		co.Retry = o.Retry
+		co.InsecureAllowCredentialWithHTTP = o.InsecureAllowCredentialWithHTTP
+	}
+	co.Retry = defaultRetry(co.Retry)
+	return co
+}
+
+func newStore(o *Options) *Store {
+	wr := clientOptions(o).Retry
+	wr.ShouldRetry = refusedOnly
+	return &Store{writeRetry: wr}
+}
+
+// errNoEndpoint reports a service the store was built without.
+func errNoEndpoint(service string) error {
+	return &store.Error{Code: store.CodeInvalidInput, Status: 400, Index: -1,
+		Message: "azstore: this store has no " + service + " endpoint: pass one in Endpoints or the connection string"}
+}
+
+var errNoCredential = errors.New("azstore: credential is nil")
+
+// NewWithSharedKey returns a store authenticated with the account's
+// shared key. The key never appears in an error or a log.
+func NewWithSharedKey(accountName, accountKey string, urls Endpoints, opts *Options) (*Store, error) {
+	if accountName == "" {
+		return nil, errors.New("azstore: account name is empty")
+	}
+	s := newStore(opts)
+	co := clientOptions(opts)
+	var err error
+	if urls.Table != "" {
+		cred, cerr := aztables.NewSharedKeyCredential(accountName, accountKey)
+		if cerr != nil {
+			return nil, errors.New("azstore: the account key is not valid base64")
+		}
+		if s.tables, err = aztables.NewServiceClientWithSharedKey(urls.Table, cred, &aztables.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("table", err)
+		}
+	}
+	if urls.Queue != "" {
+		cred, cerr := azqueue.NewSharedKeyCredential(accountName, accountKey)
+		if cerr != nil {
+			return nil, errors.New("azstore: the account key is not valid base64")
+		}
+		if s.queues, err = azqueue.NewServiceClientWithSharedKeyCredential(urls.Queue, cred, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("queue", err)
+		}
+	}
+	if urls.Blob != "" {
+		cred, cerr := azblob.NewSharedKeyCredential(accountName, accountKey)
+		if cerr != nil {
+			return nil, errors.New("azstore: the account key is not valid base64")
+		}
+		if s.blobs, err = azblob.NewClientWithSharedKeyCredential(urls.Blob, cred, &azblob.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("blob", err)
+		}
+	}
+	return s, nil
+}
+
+// NewWithTokenCredential returns a store authenticated with Microsoft
+// Entra ID through any azcore.TokenCredential, typically
+// azidentity.NewDefaultAzureCredential(nil). Use AccountEndpoints for an
+// account's public endpoints. The identity needs the Storage Table Data
+// Contributor, Storage Queue Data Contributor and Storage Blob Data
+// Contributor roles for the services it uses.
+func NewWithTokenCredential(urls Endpoints, cred azcore.TokenCredential, opts *Options) (*Store, error) {
+	if cred == nil {
+		return nil, errNoCredential
+	}
+	s := newStore(opts)
+	co := clientOptions(opts)
+	var err error
+	if urls.Table != "" {
+		if s.tables, err = aztables.NewServiceClient(urls.Table, cred, &aztables.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("table", err)
+		}
+	}
+	if urls.Queue != "" {
+		if s.queues, err = azqueue.NewServiceClient(urls.Queue, cred, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("queue", err)
+		}
+	}
+	if urls.Blob != "" {
+		if s.blobs, err = azblob.NewClient(urls.Blob, cred, &azblob.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("blob", err)
+		}
+	}
+	return s, nil
+}
+
+// NewFromSASURL returns a store whose endpoint URLs each carry a shared
+// access signature in their query (an account SAS may be the same for
+// all three).
+func NewFromSASURL(urls Endpoints, opts *Options) (*Store, error) {
+	s := newStore(opts)
+	co := clientOptions(opts)
+	var err error
+	if urls.Table != "" {
+		if s.tables, err = aztables.NewServiceClientWithNoCredential(urls.Table, &aztables.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("table", err)
+		}
+	}
+	if urls.Queue != "" {
+		if s.queues, err = azqueue.NewServiceClientWithNoCredential(urls.Queue, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("queue", err)
+		}
+	}
+	if urls.Blob != "" {
+		if s.blobs, err = azblob.NewClientWithNoCredential(urls.Blob, &azblob.ClientOptions{ClientOptions: co}); err != nil {
+			return nil, endpointErr("blob", err)
+		}
+	}
+	return s, nil
+}
+
+// endpointErr describes a bad endpoint without echoing the URL, which may
+// hold a SAS.
+func endpointErr(service string, err error) error {
+	_ = err
+	return errors.New("azstore: the " + service + " endpoint is not a valid URL")
+}

@@ -1,0 +1,177 @@
+package azstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/wire"
+)
+
+var transactionTypes = [...]aztables.TransactionType{
+	store.ActionInsert:        aztables.TransactionTypeAdd,
+	store.ActionUpdateMerge:   aztables.TransactionTypeUpdateMerge,
+	store.ActionUpdateReplace: aztables.TransactionTypeUpdateReplace,
+	store.ActionUpsertMerge:   aztables.TransactionTypeInsertMerge,
+	store.ActionUpsertReplace: aztables.TransactionTypeInsertReplace,
+	store.ActionDelete:        aztables.TransactionTypeDelete,
+}
+
+// Transact implements store.Table with aztables' SubmitTransaction. The
+// SDK discards the changeset response, so the raw response is captured and
+// parsed here: the ETag of every action on success, and on failure the
+// failing action's code, status and index (from the "index:" prefix the
+// service puts on the message, or the part's Content-ID).
+//
+// A transaction is all or nothing, so it is retried only when the service
+// refused it outright (503 or no connection): a replay after a lost
+// response could fail on the transaction's own inserts.
+func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
+	if err := h.ready(); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateTransaction(actions); err != nil {
+		return nil, err
+	}
+	tas := make([]aztables.TransactionAction, len(actions))
+	buf := make([]byte, 0, 256*len(actions))
+	for i := range actions {
+		a := &actions[i]
+		start := len(buf)
+		if a.Kind == store.ActionDelete {
+			buf = wire.AppendEntityEnd(wire.AppendEntityStart(buf, a.Entity.PartitionKey, a.Entity.RowKey))
+		} else {
+			var err error
+			if buf, err = wire.AppendEntity(buf, &a.Entity); err != nil {
+				return nil, store.WithIndex(store.Errorf(store.CodeInvalidValueType, 400, "%v", err), i)
+			}
+		}
+		tas[i] = aztables.TransactionAction{ActionType: transactionTypes[a.Kind], Entity: buf[start:len(buf):len(buf)]}
+		if a.Kind.NeedsIfMatch() {
+			etag := azcore.ETag(a.IfMatch)
+			tas[i].IfMatch = &etag
+		}
+	}
+	var raw *http.Response
+	_, err := h.client.SubmitTransaction(runtime.WithCaptureResponse(h.s.once(ctx), &raw), tas, nil)
+	what := "transaction on " + quote(h.name)
+	if raw == nil || raw.StatusCode != http.StatusAccepted {
+		if err == nil {
+			err = errors.New("no changeset response")
+		}
+		return nil, mapErr(err, what)
+	}
+	body, perr := runtime.Payload(raw)
+	if perr != nil {
+		return nil, mapErr(perr, what)
+	}
+	parts, perr := parseChangeset(raw.Header.Get("Content-Type"), body)
+	if perr != nil {
+		return nil, decodeErr(perr, what)
+	}
+	for _, p := range parts {
+		if p.status >= 400 {
+			return nil, p.failure(what, len(actions))
+		}
+	}
+	if err != nil {
+		return nil, mapErr(err, what)
+	}
+	if len(parts) != len(actions) {
+		return nil, decodeErr(errors.New("the changeset response has "+strconv.Itoa(len(parts))+" parts for "+strconv.Itoa(len(actions))+" actions"), what)
+	}
+	results := make([]store.ActionResult, len(actions))
+	for i, p := range parts {
+		if actions[i].Kind != store.ActionDelete {
+			results[i].ETag = store.ETag(p.etag)
+		}
+	}
+	return results, nil
+}
+
+// changesetPart is one inner response of a batch.
+type changesetPart struct {
+	status    int
+	etag      string
+	contentID int // 1-based, 0 when absent
+	body      []byte
+}
+
+// failure builds the *store.Error of a failed inner response.
+func (p changesetPart) failure(what string, n int) error {
+	code, msg := parseServiceError(p.body)
+	if code == "" {
+		code = codeForStatus(p.status)
+	}
+	index := -1
+	if i := strings.IndexByte(msg, ':'); i > 0 {
+		if v, err := strconv.Atoi(msg[:i]); err == nil && v >= 0 && v < n {
+			index = v
+			msg = msg[i+1:]
+		}
+	}
+	if index < 0 && p.contentID > 0 && p.contentID <= n {
+		index = p.contentID - 1
+	}
+	text := what + ": the service answered " + http.StatusText(p.status)
+	if msg != "" {
+		text += ": " + msg
+	}
+	return &store.Error{Code: code, Status: p.status, Index: index, Message: text}
+}
+
+// parseChangeset reads a $batch response: a multipart/mixed body whose
+// parts are application/http responses, possibly nested in a changeset
+// (multipart/mixed) part.
+func parseChangeset(contentType string, body []byte) ([]changesetPart, error) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+		return nil, errors.New("the batch response is not multipart")
+	}
+	var out []changesetPart
+	err = readParts(multipart.NewReader(bytes.NewReader(body), params["boundary"]), &out, 0)
+	return out, err
+}
+
+func readParts(r *multipart.Reader, out *[]changesetPart, depth int) error {
+	for {
+		part, err := r.NextPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(part)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return err
+		}
+		mt, params, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+		if strings.HasPrefix(mt, "multipart/") && depth == 0 {
+			if err := readParts(multipart.NewReader(bytes.NewReader(data), params["boundary"]), out, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), nil)
+		if err != nil {
+			return err
+		}
+		rb, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cid, _ := strconv.Atoi(resp.Header.Get("Content-ID"))
+		*out = append(*out, changesetPart{status: resp.StatusCode, etag: resp.Header.Get("ETag"), contentID: cid, body: rb})
+	}
+}

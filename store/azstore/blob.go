@@ -1,0 +1,218 @@
+package azstore
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// Blob name limits (the Blob service's naming rules).
+const (
+	maxBlobNameUnits    = 1024
+	maxBlobPathSegments = 254
+	maxListBlobs        = 5000
+)
+
+// containerHandle is one blob container; it implements store.Container.
+type containerHandle struct {
+	s      *Store
+	name   string
+	client *container.Client
+}
+
+// Container implements store.Store. It does no I/O.
+func (s *Store) Container(name string) store.Container {
+	h := &containerHandle{s: s, name: name}
+	if s.blobs != nil {
+		h.client = s.blobs.ServiceClient().NewContainerClient(name)
+	}
+	return h
+}
+
+// Name implements store.Container.
+func (h *containerHandle) Name() string { return h.name }
+
+func (h *containerHandle) ready() error {
+	if err := validateResourceName("container", h.name); err != nil {
+		return err
+	}
+	if h.client == nil {
+		return errNoEndpoint("blob")
+	}
+	return nil
+}
+
+func (h *containerHandle) readyBlob(name string) error {
+	if err := h.ready(); err != nil {
+		return err
+	}
+	if !utf8.ValidString(name) {
+		return store.Errorf(store.CodeInvalidResourceName, 400, "blob name %s is not valid UTF-8", quote(name))
+	}
+	if n := store.UTF16Len(name); n < 1 || n > maxBlobNameUnits {
+		return store.Errorf(store.CodeOutOfRangeInput, 400,
+			"blob name %s is %d characters long: the length must be 1 to %d", quote(name), n, maxBlobNameUnits)
+	}
+	if n := strings.Count(name, "/") + 1; n > maxBlobPathSegments {
+		return store.Errorf(store.CodeOutOfRangeInput, 400,
+			"blob name %s has %d path segments: the limit is %d", quote(name), n, maxBlobPathSegments)
+	}
+	return nil
+}
+
+func (h *containerHandle) what(op, name string) string {
+	return op + " blob " + quote(name) + " in container " + quote(h.name)
+}
+
+// Create implements store.Container; an existing container is not an error.
+func (h *containerHandle) Create(ctx context.Context) error {
+	if err := h.ready(); err != nil {
+		return err
+	}
+	_, err := h.client.Create(ctx, nil)
+	err = mapErr(err, "create container "+quote(h.name))
+	if store.Code(err) == store.CodeContainerAlreadyExists {
+		return nil
+	}
+	return err
+}
+
+// Delete implements store.Container.
+func (h *containerHandle) Delete(ctx context.Context) error {
+	if err := h.ready(); err != nil {
+		return err
+	}
+	_, err := h.client.Delete(h.s.once(ctx), nil)
+	return mapErr(err, "delete container "+quote(h.name))
+}
+
+// Put implements store.Container. A conditional put is retried only when
+// refused outright; an unconditional one is idempotent and retried.
+func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opts *store.BlobPutOptions) (store.BlobProps, error) {
+	if err := h.readyBlob(name); err != nil {
+		return store.BlobProps{}, err
+	}
+	o := &blockblob.UploadOptions{}
+	if opts != nil && (opts.IfMatch != "" || opts.IfNoneMatchAny) {
+		mac := &blob.ModifiedAccessConditions{}
+		if opts.IfMatch != "" {
+			if err := store.ValidateETag(opts.IfMatch); err != nil {
+				return store.BlobProps{}, err
+			}
+			mac.IfMatch = to.Ptr(azcore.ETag(opts.IfMatch))
+		}
+		if opts.IfNoneMatchAny {
+			mac.IfNoneMatch = to.Ptr(azcore.ETagAny)
+		}
+		o.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: mac}
+		ctx = h.s.once(ctx)
+	}
+	resp, err := h.client.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), o)
+	if err != nil {
+		return store.BlobProps{}, mapErr(err, h.what("put", name))
+	}
+	p := store.BlobProps{Name: name, Size: int64(len(data))}
+	if resp.ETag != nil {
+		p.ETag = store.ETag(*resp.ETag)
+	}
+	p.LastModified = derefTime(resp.LastModified)
+	return p, nil
+}
+
+// Get implements store.Container.
+func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.BlobProps, error) {
+	if err := h.readyBlob(name); err != nil {
+		return nil, store.BlobProps{}, err
+	}
+	resp, err := h.client.NewBlobClient(name).DownloadStream(ctx, nil)
+	if err != nil {
+		return nil, store.BlobProps{}, mapErr(err, h.what("get", name))
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if resp.ContentLength != nil && *resp.ContentLength > 0 {
+		buf.Grow(int(*resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, store.BlobProps{}, mapErr(err, h.what("get", name))
+	}
+	p := store.BlobProps{Name: name, Size: int64(buf.Len()), LastModified: derefTime(resp.LastModified)}
+	if resp.ETag != nil {
+		p.ETag = store.ETag(*resp.ETag)
+	}
+	return buf.Bytes(), p, nil
+}
+
+// DeleteBlob implements store.Container.
+func (h *containerHandle) DeleteBlob(ctx context.Context, name string, ifMatch store.ETag) error {
+	if err := h.readyBlob(name); err != nil {
+		return err
+	}
+	var o *blob.DeleteOptions
+	if ifMatch != "" {
+		if err := store.ValidateETag(ifMatch); err != nil {
+			return err
+		}
+		o = &blob.DeleteOptions{AccessConditions: &blob.AccessConditions{
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(ifMatch))}}}
+	}
+	_, err := h.client.NewBlobClient(name).Delete(h.s.once(ctx), o)
+	return mapErr(err, h.what("delete", name))
+}
+
+// List implements store.Container: one page in name order. The marker is
+// the service's own NextMarker.
+func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) (store.BlobPage, error) {
+	if err := h.ready(); err != nil {
+		return store.BlobPage{}, err
+	}
+	if opts.MaxResults < 0 {
+		return store.BlobPage{}, store.Errorf(codeOutOfRangeQueryParameter, 400,
+			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", opts.MaxResults, maxListBlobs)
+	}
+	lo := &container.ListBlobsFlatOptions{}
+	if opts.Prefix != "" {
+		lo.Prefix = &opts.Prefix
+	}
+	if opts.MaxResults > 0 {
+		lo.MaxResults = to.Ptr(int32(min(opts.MaxResults, maxListBlobs)))
+	}
+	if opts.Marker != "" {
+		lo.Marker = &opts.Marker
+	}
+	resp, err := h.client.NewListBlobsFlatPager(lo).NextPage(ctx)
+	if err != nil {
+		return store.BlobPage{}, mapErr(err, "list container "+quote(h.name))
+	}
+	var page store.BlobPage
+	if resp.Segment != nil {
+		for _, b := range resp.Segment.BlobItems {
+			if b == nil || b.Name == nil {
+				continue
+			}
+			p := store.BlobProps{Name: *b.Name}
+			if b.Properties != nil {
+				if b.Properties.ETag != nil {
+					p.ETag = store.ETag(*b.Properties.ETag)
+				}
+				if b.Properties.ContentLength != nil {
+					p.Size = *b.Properties.ContentLength
+				}
+				p.LastModified = derefTime(b.Properties.LastModified)
+			}
+			page.Blobs = append(page.Blobs, p)
+		}
+	}
+	page.NextMarker = deref(resp.NextMarker)
+	return page, nil
+}

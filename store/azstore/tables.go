@@ -1,0 +1,113 @@
+package azstore
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// once returns ctx with the retry policy of non-idempotent writes.
+func (s *Store) once(ctx context.Context) context.Context {
+	return policy.WithRetryOptions(ctx, s.writeRetry)
+}
+
+// CreateTable implements store.Store. A create is retried only when the
+// service refused it outright: a replay after a lost response would
+// report TableAlreadyExists for the caller's own table.
+func (s *Store) CreateTable(ctx context.Context, name string) error {
+	if err := store.ValidateTableName(name); err != nil {
+		return err
+	}
+	if s.tables == nil {
+		return errNoEndpoint("table")
+	}
+	_, err := s.tables.CreateTable(s.once(ctx), name, nil)
+	return mapErr(err, "create table "+quote(name))
+}
+
+// CreateTableIfNotExists implements store.Store.
+func (s *Store) CreateTableIfNotExists(ctx context.Context, name string) (bool, error) {
+	err := s.CreateTable(ctx, name)
+	if store.Code(err) == store.CodeTableAlreadyExists {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// DeleteTable implements store.Store.
+func (s *Store) DeleteTable(ctx context.Context, name string) error {
+	if err := store.ValidateTableName(name); err != nil {
+		return err
+	}
+	if s.tables == nil {
+		return errNoEndpoint("table")
+	}
+	_, err := s.tables.DeleteTable(s.once(ctx), name, nil)
+	return mapErr(err, "delete table "+quote(name))
+}
+
+const tableTokenPrefix = "azt1."
+
+// ListTables implements store.Store: one page of table names, through the
+// service's NextTableName continuation wrapped in an opaque token.
+func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (store.TablePage, error) {
+	if err := store.ValidateTop(opts.Top); err != nil {
+		return store.TablePage{}, err
+	}
+	var next *string
+	if opts.Continuation != "" {
+		body, ok := strings.CutPrefix(opts.Continuation, tableTokenPrefix)
+		raw, err := base64.RawURLEncoding.DecodeString(body)
+		if !ok || err != nil || len(raw) == 0 {
+			return store.TablePage{}, store.Errorf(store.CodeInvalidInput, 400,
+				"table continuation token %s is not one this store issued", quoteTrunc(opts.Continuation))
+		}
+		next = to.Ptr(string(raw))
+	}
+	if s.tables == nil {
+		return store.TablePage{}, errNoEndpoint("table")
+	}
+	lo := &aztables.ListTablesOptions{NextTableName: next}
+	if opts.Top > 0 {
+		lo.Top = to.Ptr(int32(opts.Top))
+	}
+	if opts.Prefix != "" {
+		f := filter.Prop("TableName").HasPrefix(opts.Prefix)
+		if err := f.Err(); err != nil {
+			return store.TablePage{}, err
+		}
+		lo.Filter = to.Ptr(f.String())
+	}
+	pager := s.tables.NewListTablesPager(lo)
+	resp, err := pager.NextPage(ctx)
+	if err != nil {
+		return store.TablePage{}, mapErr(err, "list tables")
+	}
+	var page store.TablePage
+	for _, t := range resp.Tables {
+		if t != nil && t.Name != nil && strings.HasPrefix(*t.Name, opts.Prefix) {
+			page.Tables = append(page.Tables, store.TableInfo{Name: *t.Name})
+		}
+	}
+	if resp.NextTableName != nil && *resp.NextTableName != "" {
+		page.Continuation = tableTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(*resp.NextTableName))
+	}
+	return page, nil
+}
+
+// quote quotes a name for a message.
+func quote(s string) string { return quoteTrunc(s) }
+
+func quoteTrunc(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
+}
