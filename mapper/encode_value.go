@@ -111,9 +111,8 @@ func (f *field) encode(fv reflect.Value) (any, error) {
 		if b == nil {
 			return nil, nil
 		}
-		if len(b) > store.MaxBinaryBytes {
-			return nil, f.wrap(store.Errorf(store.CodePropertyValueTooLarge, 400,
-				"binary value of %d bytes exceeds the limit of %d", len(b), store.MaxBinaryBytes), "value too large")
+		if err := f.checkBinary(len(b)); err != nil {
+			return nil, err
 		}
 		return b, nil
 	case kGUID:
@@ -148,6 +147,15 @@ func (f *field) checkString(s string) error {
 			"string of %d UTF-16 code units exceeds the limit of %d", n, store.MaxStringUnits), "value too large")
 	}
 	return nil
+}
+
+// checkBinary refuses a binary value over the service's limit.
+func (f *field) checkBinary(n int) error {
+	if n <= store.MaxBinaryBytes {
+		return nil
+	}
+	return f.wrap(store.Errorf(store.CodePropertyValueTooLarge, 400,
+		"binary value of %d bytes exceeds the limit of %d", n, store.MaxBinaryBytes), "value too large")
 }
 
 // checkTime normalizes t to UTC at 100 ns and refuses it outside the
@@ -188,10 +196,7 @@ func (f *field) marshalCustom(fv reflect.Value) (any, error) {
 	case time.Time:
 		x, err = f.checkTime(y)
 	case []byte:
-		if len(y) > store.MaxBinaryBytes {
-			err = f.wrap(store.Errorf(store.CodePropertyValueTooLarge, 400,
-				"binary value of %d bytes exceeds the limit of %d", len(y), store.MaxBinaryBytes), "value too large")
-		}
+		err = f.checkBinary(len(y))
 	}
 	return x, err
 }

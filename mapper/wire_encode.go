@@ -143,7 +143,7 @@ func (f *field) appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
 		if b == nil {
 			return dst, nil
 		}
-		if _, err := f.encode(fv); err != nil {
+		if err := f.checkBinary(len(b)); err != nil {
 			return dst, err
 		}
 		dst = append(dst, f.wirePre...)
