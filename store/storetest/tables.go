@@ -115,10 +115,9 @@ func (s *suite) tables(t *testing.T) {
 				t.Errorf("CreateTableIfNotExists(%q) = %v, %v; want false, nil", variant, created, err)
 			}
 		}
-		// Entities written through one case are read through another.
-		mustInsert(t, st.Table(strings.ToLower(name)), ent("p", "r", "A", "x"))
-		got := mustGet(t, st.Table(strings.ToUpper(name)), "p", "r")
-		wantProps(t, "read through upper case", got.Properties, map[string]any{"A": "x"})
+		// Azure also resolves entity operations on a case variant to the
+		// table; Azurite 3.35 answers TableNotFound, so the portable suite
+		// leaves that out (memstore proves it in TestTableNameCaseVariant_SameTable).
 		// Listing returns the creation case, once.
 		page, err := st.ListTables(t.Context(), store.ListTablesOptions{Prefix: name})
 		must(t, err, "ListTables")
