@@ -70,6 +70,9 @@ type Store struct {
 	blobs  *azblob.Client
 	// writeRetry is the retry policy of non-idempotent writes.
 	writeRetry policy.RetryOptions
+	// filterRetry is the policy of a filtered query's first try: it does
+	// not repeat a 500, which Azurite answers to some valid filters.
+	filterRetry policy.RetryOptions
 }
 
 var _ store.Store = (*Store)(nil)
@@ -99,8 +102,6 @@ func defaultRetry(r policy.RetryOptions) policy.RetryOptions {
 // returned to the caller instead of replayed.
 func refusedOnly(resp *http.Response, err error) bool {
 	if err != nil {
-		var dial interface{ Timeout() bool }
-		_ = dial
 		return isDialError(err)
 	}
 	return resp.StatusCode == http.StatusServiceUnavailable
@@ -119,8 +120,19 @@ func clientOptions(o *Options) azcore.ClientOptions {
 
 func newStore(o *Options) *Store {
 	wr := clientOptions(o).Retry
+	fr := wr
 	wr.ShouldRetry = refusedOnly
-	return &Store{writeRetry: wr}
+	fr.ShouldRetry = func(resp *http.Response, err error) bool {
+		if err != nil {
+			return true
+		}
+		switch resp.StatusCode {
+		case http.StatusRequestTimeout, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	return &Store{writeRetry: wr, filterRetry: fr}
 }
 
 // errNoEndpoint reports a service the store was built without.

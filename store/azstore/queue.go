@@ -1,7 +1,10 @@
 package azstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -62,23 +65,63 @@ func (h *queueHandle) Delete(ctx context.Context) error {
 	return mapErr(err, "delete queue "+quote(h.name))
 }
 
-// checkMessageText refuses a body the service cannot carry: a message is
-// XML text, so it must be valid UTF-8 without control characters other
-// than tab, CR and LF.
-func checkMessageText(body []byte) error {
+// Message bodies travel as XML text. A body that is valid UTF-8 without
+// control characters (other than tab, CR, LF) goes as is, readable by any
+// other client; any other body goes as binaryPrefix + base64, and so does a
+// text body that happens to start with binaryPrefix.
+const binaryPrefix = "tkb64:"
+
+func encodeBody(body []byte) (string, error) {
 	if len(body) > store.MaxMessageSize {
-		return store.Errorf(store.CodeRequestBodyTooLarge, 413,
+		return "", store.Errorf(store.CodeRequestBodyTooLarge, 413,
 			"message of %d bytes is over the limit of %d bytes", len(body), store.MaxMessageSize)
 	}
-	if !utf8.Valid(body) {
-		return store.Errorf(store.CodeInvalidInput, 400, "message body is not valid UTF-8: the queue service carries text (base64-encode binary bodies)")
+	if isPlainText(body) && !bytes.HasPrefix(body, []byte(binaryPrefix)) {
+		return string(body), nil
 	}
-	for i, c := range body {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return store.Errorf(store.CodeInvalidInput, 400, "message body has control character %#x at offset %d: XML text cannot carry it (base64-encode binary bodies)", c, i)
+	return binaryPrefix + base64.StdEncoding.EncodeToString(body), nil
+}
+
+func isPlainText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' {
+			return false
 		}
 	}
-	return nil
+	return !bytes.ContainsRune(b, 0xFFFE) && !bytes.ContainsRune(b, 0xFFFF)
+}
+
+func decodeBody(text *string) []byte {
+	if text == nil {
+		return []byte{}
+	}
+	if rest, ok := strings.CutPrefix(*text, binaryPrefix); ok {
+		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
+			return b
+		}
+	}
+	return []byte(*text)
+}
+
+// Pop receipts are made unique per message: Azurite hands the messages of
+// one Get a shared receipt, and the contract promises each its own. The
+// store's receipt is the service's receipt, "|" and the message ID; the
+// service's part goes back on Update and DeleteMessage.
+func wrapReceipt(receipt, id string) string {
+	if receipt == "" {
+		return ""
+	}
+	return receipt + "|" + id
+}
+
+func unwrapReceipt(r string) string {
+	if i := strings.LastIndexByte(r, '|'); i >= 0 {
+		return r[:i]
+	}
+	return r
 }
 
 func seconds(d time.Duration) *int32 { return to.Ptr(int32(d / time.Second)) }
@@ -89,7 +132,8 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	if err := h.ready(); err != nil {
 		return store.Message{}, err
 	}
-	if err := checkMessageText(body); err != nil {
+	text, err := encodeBody(body)
+	if err != nil {
 		return store.Message{}, err
 	}
 	delay, ttl, err := putTimes(opts)
@@ -100,18 +144,16 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	if ttl > 0 {
 		o.TimeToLive = seconds(ttl)
 	}
-	resp, err := h.client.EnqueueMessage(h.s.once(ctx), string(body), o)
+	resp, err := h.client.EnqueueMessage(h.s.once(ctx), text, o)
 	if err != nil {
 		return store.Message{}, mapErr(err, "put to queue "+quote(h.name))
 	}
 	var m store.Message
 	if len(resp.Messages) > 0 && resp.Messages[0] != nil {
 		e := resp.Messages[0]
-		m = store.Message{ID: deref(e.MessageID), PopReceipt: deref(e.PopReceipt),
-			InsertionTime: derefTime(e.InsertionTime), NextVisible: derefTime(e.TimeNextVisible)}
-		if ttl > 0 {
-			m.ExpirationTime = derefTime(e.ExpirationTime)
-		}
+		m = store.Message{ID: deref(e.MessageID), PopReceipt: wrapReceipt(deref(e.PopReceipt), deref(e.MessageID)),
+			InsertionTime: derefTime(e.InsertionTime), NextVisible: derefTime(e.TimeNextVisible),
+			ExpirationTime: derefTime(e.ExpirationTime)}
 	}
 	return m, nil
 }
@@ -137,9 +179,9 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 		if d == nil {
 			continue
 		}
-		m := store.Message{ID: deref(d.MessageID), PopReceipt: deref(d.PopReceipt),
-			InsertionTime: derefTime(d.InsertionTime), ExpirationTime: expiry(d.ExpirationTime),
-			NextVisible: derefTime(d.TimeNextVisible), Body: []byte(deref(d.MessageText))}
+		m := store.Message{ID: deref(d.MessageID), PopReceipt: wrapReceipt(deref(d.PopReceipt), deref(d.MessageID)),
+			InsertionTime: derefTime(d.InsertionTime), ExpirationTime: derefTime(d.ExpirationTime),
+			NextVisible: derefTime(d.TimeNextVisible), Body: decodeBody(d.MessageText)}
 		if d.DequeueCount != nil {
 			m.DequeueCount = *d.DequeueCount
 		}
@@ -166,7 +208,7 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 			continue
 		}
 		m := store.Message{ID: deref(p.MessageID), InsertionTime: derefTime(p.InsertionTime),
-			ExpirationTime: expiry(p.ExpirationTime), Body: []byte(deref(p.MessageText))}
+			ExpirationTime: derefTime(p.ExpirationTime), Body: decodeBody(p.MessageText)}
 		if p.DequeueCount != nil {
 			m.DequeueCount = *p.DequeueCount
 		}
@@ -186,18 +228,18 @@ func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []
 	o := &azqueue.UpdateMessageOptions{VisibilityTimeout: seconds(visibility)}
 	content := ""
 	if body != nil {
-		if err := checkMessageText(body); err != nil {
+		var err error
+		if content, err = encodeBody(body); err != nil {
 			return store.Message{}, err
 		}
-		content = string(body)
 	}
 	// azqueue v1.0.1 always sends a message text, so an Update with a nil
 	// body sets it to "" on Azure (memstore keeps it): see docs/azure.md.
-	resp, err := h.client.UpdateMessage(h.s.once(ctx), id, popReceipt, content, o)
+	resp, err := h.client.UpdateMessage(h.s.once(ctx), id, unwrapReceipt(popReceipt), content, o)
 	if err != nil {
 		return store.Message{}, mapErr(err, "update message "+quote(id)+" of queue "+quote(h.name))
 	}
-	return store.Message{ID: id, PopReceipt: deref(resp.PopReceipt), NextVisible: derefTime(resp.TimeNextVisible), Body: body}, nil
+	return store.Message{ID: id, PopReceipt: wrapReceipt(deref(resp.PopReceipt), id), NextVisible: derefTime(resp.TimeNextVisible), Body: body}, nil
 }
 
 // DeleteMessage implements store.Queue.
@@ -205,7 +247,7 @@ func (h *queueHandle) DeleteMessage(ctx context.Context, id, popReceipt string) 
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err := h.client.DeleteMessage(h.s.once(ctx), id, popReceipt, nil)
+	_, err := h.client.DeleteMessage(h.s.once(ctx), id, unwrapReceipt(popReceipt), nil)
 	return mapErr(err, "delete message "+quote(id)+" of queue "+quote(h.name))
 }
 
@@ -218,15 +260,6 @@ func deref(s *string) string {
 
 func derefTime(t *time.Time) time.Time {
 	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-// expiry maps the service's "never" (9999-12-31) to the zero time, as
-// memstore reports a message that never expires.
-func expiry(t *time.Time) time.Time {
-	if t == nil || t.Year() >= 9999 {
 		return time.Time{}
 	}
 	return t.UTC()
