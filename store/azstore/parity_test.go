@@ -28,7 +28,10 @@ func props(n int) map[string]any {
 
 func badInputs() []badInput {
 	ins := func(e store.Entity) func(ctx context.Context, st store.Store, tbl store.Table) error {
-		return func(ctx context.Context, _ store.Store, tbl store.Table) error { _, err := tbl.Insert(ctx, e); return err }
+		return func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Insert(ctx, e)
+			return err
+		}
 	}
 	long := strings.Repeat("k", store.MaxKeyUnits+1)
 	return []badInput{
@@ -63,7 +66,10 @@ func badInputs() []badInput {
 			return err
 		}},
 		{"ETag_Empty", func(ctx context.Context, _ store.Store, tbl store.Table) error { return tbl.Delete(ctx, "p", "r", "") }},
-		{"Batch_Empty", func(ctx context.Context, _ store.Store, tbl store.Table) error { _, err := tbl.Transact(ctx, nil); return err }},
+		{"Batch_Empty", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Transact(ctx, nil)
+			return err
+		}},
 		{"Batch_TooMany", func(ctx context.Context, _ store.Store, tbl store.Table) error {
 			acts := make([]store.Action, store.MaxBatchActions+1)
 			for i := range acts {
@@ -142,8 +148,12 @@ func badInputs() []badInput {
 				{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: "b", RowKey: "2"}}})
 			return err
 		}},
-		{"Queue_BadName", func(ctx context.Context, st store.Store, _ store.Table) error { return st.Queue("Bad_Name").Create(ctx) }},
-		{"Container_BadName", func(ctx context.Context, st store.Store, _ store.Table) error { return st.Container("-bad").Create(ctx) }},
+		{"Queue_BadName", func(ctx context.Context, st store.Store, _ store.Table) error {
+			return st.Queue("Bad_Name").Create(ctx)
+		}},
+		{"Container_BadName", func(ctx context.Context, st store.Store, _ store.Table) error {
+			return st.Container("-bad").Create(ctx)
+		}},
 	}
 }
 
