@@ -12,7 +12,8 @@ import (
 // partition that succeed or fail together. Each add method checks its
 // action at once and refuses it, without adding it, when it would make the
 // transaction invalid: a second partition, a 101st action, a RowKey
-// already in the batch, or a conditional write without an ETag. Run sends
+// already in the batch, a conditional write without an ETag, an entity
+// the service would refuse, or a body over 4 MiB. Run sends
 // it and stores the new ETags in the values passed by pointer.
 //
 // A Batch is not safe for concurrent use.
@@ -23,6 +24,7 @@ type Batch[T any] struct {
 	actions []store.Action
 	targets []reflect.Value
 	rows    map[string]int
+	bytes   int // estimated request body size
 }
 
 // Batch starts an empty transaction.
@@ -92,7 +94,17 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 		return fmt.Errorf("mapper: %s of RowKey %s refused: action %d already writes it, and an entity may appear once per transaction",
 			kind, quote(e.RowKey), i)
 	}
+	if kind != store.ActionDelete {
+		if err := store.ValidateEntity(&e); err != nil {
+			return fmt.Errorf("mapper: %s of RowKey %s refused: %w", kind, quote(e.RowKey), err)
+		}
+	}
 	a := store.Action{Kind: kind, Entity: e}
+	size := store.ActionWireSize(&a)
+	if b.bytes+size >= store.MaxBatchBytes {
+		return fmt.Errorf("mapper: %s of RowKey %s refused: the transaction body would reach about %d bytes, over the service's limit of %d",
+			kind, quote(e.RowKey), b.bytes+size, store.MaxBatchBytes)
+	}
 	if kind.NeedsIfMatch() {
 		a.IfMatch = store.ETagAny
 		if !unconditional {
@@ -106,6 +118,7 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 	}
 	b.pk = e.PartitionKey
 	b.rows[e.RowKey] = len(b.actions)
+	b.bytes += size
 	b.actions = append(b.actions, a)
 	b.targets = append(b.targets, rv)
 	return nil

@@ -149,3 +149,33 @@ func TestPartitionHandle(t *testing.T) {
 		t.Fatalf("after DeleteKey: %v", err)
 	}
 }
+
+func TestBatchRefusesBadEntityAndBigBody(t *testing.T) {
+	type blob struct {
+		PK   string `table:",pk"`
+		RK   string `table:",rk"`
+		Data []byte
+		More []byte
+	}
+	r, _ := newRepo[blob](t)
+	b := r.Batch()
+	if err := b.Insert(&blob{PK: "p", RK: "a/b"}); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), `"a/b"`) {
+		t.Fatalf("bad RowKey: %v", err)
+	}
+	// Each entity is just under 128 KiB of binary; 4 MiB is reached at the 32nd or so.
+	big := make([]byte, store.MaxBinaryBytes)
+	var err error
+	n := 0
+	for i := range store.MaxBatchActions {
+		if err = b.Insert(&blob{PK: "p", RK: fmt.Sprint(i), Data: big, More: big}); err != nil {
+			break
+		}
+		n++
+	}
+	if err == nil || !strings.Contains(err.Error(), "4194304") || n < 10 || n > 40 {
+		t.Fatalf("after %d actions: %v", n, err)
+	}
+	if b.Len() != n {
+		t.Fatalf("Len %d, want %d", b.Len(), n)
+	}
+}

@@ -233,3 +233,36 @@ func TestCodecCachedOnceConcurrently(t *testing.T) {
 		}
 	}
 }
+
+type inner struct{ Secret, Shown string }
+
+// Exported fields of an unexported embedded struct are mapped, as
+// encoding/json does.
+func TestUnexportedEmbedded(t *testing.T) {
+	type outer struct {
+		keyed
+		inner
+		*hidden
+	}
+	v := outer{keyed: keyed{"p", "r"}, inner: inner{"s", "x"}}
+	e, err := Encode(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Properties["Secret"] != "s" || e.Properties["Shown"] != "x" || e.PartitionKey != "p" {
+		t.Fatalf("encoded %+v", e)
+	}
+	var back outer
+	if err := Decode(e, &back); err != nil || back.inner != v.inner {
+		t.Fatalf("decoded %+v, %v", back, err)
+	}
+	// A nil unexported embedded pointer cannot be allocated: an error, not a panic.
+	e.Properties["H"] = "h"
+	err = Decode(e, &back)
+	var me *Error
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "unexported") {
+		t.Fatalf("decode into a nil unexported embedded pointer: %v", err)
+	}
+}
+
+type hidden struct{ H string }
