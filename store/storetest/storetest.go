@@ -39,6 +39,16 @@ type Harness struct {
 	// an immediate re-create or TableBeingDeleted, since both are what the
 	// service may answer depending on how fast it reclaims the table.
 	NewDeleting func(t *testing.T) store.Store
+
+	// ServerKeyUnits, when set, is the longest key the backend's server
+	// stores when it is shorter than the service's store.MaxKeyUnits: the
+	// Azurite emulator stores keys of at most 512 UTF-16 units and answers
+	// InvalidInput (400) beyond. The key-length subtest then proves that
+	// edge exactly instead of the service's: keys of ServerKeyUnits are
+	// stored, longer ones up to store.MaxKeyUnits get the server's
+	// InvalidInput, and longer still get KeyValueTooLarge as on Azure. Zero
+	// means the server stores every key the service does.
+	ServerKeyUnits int
 }
 
 // Run runs the whole suite against the stores newStore returns.
