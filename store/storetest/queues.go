@@ -10,10 +10,6 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// codeOutOfRangeQueryParameter is the Queue service's answer to a message
-// count or visibility timeout out of range. store does not define it.
-const codeOutOfRangeQueryParameter = "OutOfRangeQueryParameterValue"
-
 // pause is the longest the queue tests wait for a one-second visibility
 // timeout or time to live to pass.
 const pause = 5 * time.Second
@@ -165,12 +161,12 @@ func (s *suite) queues(t *testing.T) {
 		wantNone(t, q, "after deleting every message received")
 		for _, n := range []int{0, -1, store.MaxMessagesPerGet + 1} {
 			_, err := q.Get(ctx, n, 30*time.Second)
-			wantErr(t, err, codeOutOfRangeQueryParameter, 400, noIndex)
+			wantErr(t, err, store.CodeOutOfRangeQueryParameterValue, 400, noIndex)
 			_, err = q.Peek(ctx, n)
-			wantErr(t, err, codeOutOfRangeQueryParameter, 400, noIndex)
+			wantErr(t, err, store.CodeOutOfRangeQueryParameterValue, 400, noIndex)
 		}
 		_, err = q.Get(ctx, 1, store.MaxVisibilityTimeout+time.Second)
-		wantErr(t, err, codeOutOfRangeQueryParameter, 400, noIndex)
+		wantErr(t, err, store.CodeOutOfRangeQueryParameterValue, 400, noIndex)
 	})
 
 	s.run(t, "Peek_ChangesNothing", func(t *testing.T) {
