@@ -63,10 +63,10 @@ type codec struct {
 	etag   *field
 	ts     *field
 	extra  *field
-	// keyMethod: *T implements KeyMaker; keyValue: T itself does.
-	keyMethod, keyValue bool
-	keySetter           bool
-	selectNames         []string
+	// keyMethod: *T implements KeyMaker (with a value or pointer receiver).
+	keyMethod   bool
+	keySetter   bool
+	selectNames []string
 }
 
 // codecs caches compiled codecs by reflect.Type. It is a cache of pure
@@ -166,7 +166,6 @@ func compile(t reflect.Type) (*codec, error) {
 	}
 	slices.SortFunc(c.sorted, func(a, b *field) int { return strings.Compare(a.name, b.name) })
 	pt := reflect.PointerTo(t)
-	c.keyValue = t.Implements(keyMakerType)
 	c.keyMethod = pt.Implements(keyMakerType)
 	c.keySetter = pt.Implements(keySetterType)
 	if c.keyMethod {
@@ -255,7 +254,9 @@ func collect(root, t reflect.Type, index []int, path string, depth int, viaPtr b
 		f := field{
 			owner: root, goPath: goPath, name: sf.Name, index: idx, typ: ft, elem: ft,
 			viaPtr: viaPtr, role: opts.role, omitEmpty: opts.omitEmpty, depth: depth,
-			tagged: hasTag && opts.name != "",
+			// A name or an explicit role in the tag dominates, as a
+			// JSON name does in encoding/json.
+			tagged: hasTag && (opts.name != "" || opts.role != roleProp),
 		}
 		if opts.name != "" {
 			f.name = opts.name

@@ -266,3 +266,20 @@ func TestUnexportedEmbedded(t *testing.T) {
 }
 
 type hidden struct{ H string }
+
+// An explicit role tag wins over a field whose name infers the same role.
+func TestTaggedRoleWinsOverInferred(t *testing.T) {
+	type v struct {
+		PartitionKey string
+		RowKey       string
+		ETag         string
+		Version      store.ETag `table:",etag"`
+	}
+	var got v
+	if err := Decode(store.Entity{ETag: `W/"7"`}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != `W/"7"` || got.ETag != "" {
+		t.Fatalf("decoded %+v", got)
+	}
+}

@@ -179,3 +179,26 @@ func (f *field) decodeWire(fv reflect.Value, p wire.Property) error {
 	}
 	return f.wrap(err, "decoding JSON")
 }
+
+// DecodeJSONValues decodes every entity of a query response body, the
+// service's {"value":[{...},...]}, into a []T, with the rules of
+// DecodeJSON.
+func DecodeJSONValues[T any](data []byte) ([]T, error) {
+	c, err := codecFor(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	err = wire.EachEntity(data, func(obj []byte) error {
+		out = append(out, *new(T))
+		return c.decodeJSON(obj, reflect.ValueOf(&out[len(out)-1]).Elem())
+	})
+	if err != nil {
+		var me *Error
+		if !errors.As(err, &me) {
+			err = &Error{Type: c.typ, Msg: "decoding a JSON query response", Err: err}
+		}
+		return nil, err
+	}
+	return out, nil
+}

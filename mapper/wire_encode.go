@@ -2,6 +2,7 @@ package mapper
 
 import (
 	"encoding/base64"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -125,6 +126,17 @@ func (f *field) appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
 			return strconv.AppendInt(dst, n, 10), nil
 		}
 		return append(strconv.AppendInt(append(dst, '"'), n, 10), '"'), nil
+	case kUint:
+		u := fv.Uint()
+		dst = append(dst, f.wirePre...)
+		if f.edm == store.EdmInt32 {
+			return strconv.AppendUint(dst, u, 10), nil
+		}
+		if u > math.MaxInt64 {
+			_, err := f.encode(fv) // the overflow error
+			return dst, err
+		}
+		return append(strconv.AppendUint(append(dst, '"'), u, 10), '"'), nil
 	case kFloat:
 		return wire.AppendDouble(append(dst, f.wirePre...), fv.Float()), nil
 	case kTime:
@@ -152,7 +164,7 @@ func (f *field) appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
 		dst = append(dst, f.wirePre...)
 		return append(wire.AppendGUID(append(dst, '"'), guidAt(fv)), '"'), nil
 	}
-	// Unsigned, text, custom and JSON values go through their store value.
+	// Text, custom and JSON values go through their store value.
 	x, err := f.encode(fv)
 	if err != nil || x == nil {
 		return dst, err
