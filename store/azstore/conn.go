@@ -35,7 +35,12 @@ func parseConnString(s string) (connString, error) {
 		if !ok || strings.TrimSpace(k) == "" {
 			return c, fmt.Errorf("azstore: connection string: segment %d is not of the form Name=Value", i+1)
 		}
-		settings[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+		name := strings.ToLower(strings.TrimSpace(k))
+		if !knownSetting(name) {
+			// Not echoed: a mangled segment may be (part of) the key.
+			return c, fmt.Errorf("azstore: connection string: segment %d is not a known setting (the segment is not shown, it may hold a key)", i+1)
+		}
+		settings[name] = strings.TrimSpace(v)
 	}
 	if len(settings) == 0 {
 		return c, fmt.Errorf("azstore: connection string is empty")
@@ -58,6 +63,9 @@ func parseConnString(s string) (connString, error) {
 	}
 	c.account = settings["accountname"]
 	c.key = settings["accountkey"]
+	if c.key != "" && c.account == "" {
+		return c, fmt.Errorf("azstore: connection string has an AccountKey but no AccountName")
+	}
 	c.sas = strings.TrimPrefix(settings["sharedaccesssignature"], "?")
 	c.urls = Endpoints{Table: settings["tableendpoint"], Queue: settings["queueendpoint"], Blob: settings["blobendpoint"]}
 	if c.urls == (Endpoints{}) {
@@ -84,10 +92,20 @@ func parseConnString(s string) (connString, error) {
 	if c.key == "" && c.sas == "" {
 		return c, fmt.Errorf("azstore: connection string has neither AccountKey nor SharedAccessSignature")
 	}
-	if c.key != "" && c.account == "" {
-		return c, fmt.Errorf("azstore: connection string has an AccountKey but no AccountName")
-	}
 	return c, nil
+}
+
+// knownSetting reports the settings of an Azure Storage connection string.
+func knownSetting(name string) bool {
+	switch name {
+	case "defaultendpointsprotocol", "accountname", "accountkey", "endpointsuffix",
+		"tableendpoint", "queueendpoint", "blobendpoint", "fileendpoint",
+		"tablesecondaryendpoint", "queuesecondaryendpoint", "blobsecondaryendpoint",
+		"filesecondaryendpoint", "sharedaccesssignature", "usedevelopmentstorage",
+		"developmentstorageproxyuri":
+		return true
+	}
+	return false
 }
 
 // NewFromConnectionString returns a store for the account a storage

@@ -1,0 +1,306 @@
+package azstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// fake is a scripted Table service on 127.0.0.1: handle answers request
+// number n (0-based).
+type fake struct {
+	srv   *httptest.Server
+	count atomic.Int32
+}
+
+func newFake(t *testing.T, tls bool, handle func(w http.ResponseWriter, r *http.Request, n int)) *fake {
+	t.Helper()
+	f := &fake{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(f.count.Add(1)) - 1
+		_, _ = io.Copy(io.Discard, r.Body)
+		handle(w, r, n)
+	})
+	if tls {
+		f.srv = httptest.NewTLSServer(h)
+	} else {
+		f.srv = httptest.NewServer(h)
+	}
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// fastRetry keeps retry tests quick.
+var fastRetry = policy.RetryOptions{RetryDelay: time.Millisecond, MaxRetryDelay: 5 * time.Millisecond}
+
+func (f *fake) sharedKeyStore(t *testing.T) *Store {
+	t.Helper()
+	st, err := NewWithSharedKey("acct", secretKey, Endpoints{Table: f.srv.URL + "/acct", Queue: f.srv.URL + "/acct", Blob: f.srv.URL + "/acct"},
+		&Options{Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func odataError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json;odata=minimalmetadata")
+	if code != "" {
+		w.Header().Set("x-ms-error-code", code)
+	}
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"odata.error":{"code":%q,"message":{"lang":"en-US","value":%q}}}`, code, msg+"\nRequestId:1\nTime:2024-01-01T00:00:00Z")
+}
+
+func entity(pk, rk string) store.Entity {
+	return store.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"A": int64(1)}}
+}
+
+// TestAuthFailureKeepsKeySecret forces an authentication failure and
+// checks the error carries the service's code and status but not the key.
+func TestAuthFailureKeepsKeySecret(t *testing.T) {
+	f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "SharedKey") {
+			t.Errorf("Authorization = %q, want a SharedKey or SharedKeyLite signature", r.Header.Get("Authorization"))
+		}
+		odataError(w, 403, store.CodeAuthenticationFailed, "Server failed to authenticate the request. Signature: "+r.Header.Get("Authorization"))
+	})
+	_, err := f.sharedKeyStore(t).Table("tbl").Get(t.Context(), "p", "r", nil)
+	var se *store.Error
+	if !errors.As(err, &se) || se.Code != store.CodeAuthenticationFailed || se.Status != 403 {
+		t.Fatalf("error = %v, want AuthenticationFailed (403)", err)
+	}
+	if strings.Contains(err.Error(), secretKey) {
+		t.Errorf("error leaks the key: %v", err)
+	}
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != 403 {
+		t.Errorf("errors.As(*azcore.ResponseError) = %v", re)
+	}
+}
+
+// fakeCredential is an azcore.TokenCredential that hands out one token.
+type fakeCredential struct{ calls atomic.Int32 }
+
+func (c *fakeCredential) GetToken(ctx context.Context, opts policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	c.calls.Add(1)
+	return azcore.AccessToken{Token: "fake-token", ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// TestTokenCredentialSendsBearer proves a token credential authenticates
+// every service with a bearer token (over TLS, as azcore requires).
+func TestTokenCredentialSendsBearer(t *testing.T) {
+	var bearer atomic.Int32
+	f := newFake(t, true, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.Header.Get("Authorization") == "Bearer fake-token" {
+			bearer.Add(1)
+		}
+		odataError(w, 404, store.CodeResourceNotFound, "The specified resource does not exist.")
+	})
+	cred := &fakeCredential{}
+	st, err := NewWithTokenCredential(Endpoints{Table: f.srv.URL + "/acct", Queue: f.srv.URL + "/acct", Blob: f.srv.URL + "/acct"}, cred,
+		&Options{Transport: f.srv.Client(), Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Table("tbl").Get(t.Context(), "p", "r", nil)
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get error = %v, want not found", err)
+	}
+	_, _ = st.Queue("q1x").Peek(t.Context(), 1)
+	_, _, _ = st.Container("c1x").Get(t.Context(), "b")
+	if got := bearer.Load(); got != 3 || cred.calls.Load() == 0 {
+		t.Errorf("%d of %d requests carried the bearer token (credential called %d times), want 3 of 3", got, f.count.Load(), cred.calls.Load())
+	}
+	if _, err := NewWithTokenCredential(Endpoints{}, nil, nil); err == nil {
+		t.Error("a nil credential was accepted")
+	}
+}
+
+// TestSASURLKeptAndRedacted proves a SAS URL's query reaches the service
+// and never shows in an error, even a transport error that names the URL.
+func TestSASURLKeptAndRedacted(t *testing.T) {
+	f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.URL.Query().Get("sig") != "topsecret" {
+			t.Errorf("request %s lacks the SAS signature", r.URL.Path)
+		}
+		odataError(w, 404, store.CodeResourceNotFound, "missing")
+	})
+	st, err := NewFromSASURL(Endpoints{Table: f.srv.URL + "/acct?sv=2020&sig=topsecret"}, &Options{Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Table("tbl").Get(t.Context(), "p", "r", nil); !errors.Is(err, store.ErrNotFound) || strings.Contains(err.Error(), "topsecret") {
+		t.Errorf("Get error = %v", err)
+	}
+	f.srv.Close()
+	_, err = st.Table("tbl").Get(t.Context(), "p", "r", nil)
+	if err == nil || strings.Contains(err.Error(), "topsecret") {
+		t.Errorf("transport error = %v: want an error without the signature", err)
+	}
+	// The queue and blob services were not configured.
+	if err := st.Queue("qqq").Create(t.Context()); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "queue endpoint") {
+		t.Errorf("queue without endpoint: %v", err)
+	}
+}
+
+// TestRetryOnlyWhatIsSafe proves an insert is not replayed after a 500
+// (it may have been applied) but is after a 503 (refused before any
+// work), while an idempotent upsert is retried after a 500.
+func TestRetryOnlyWhatIsSafe(t *testing.T) {
+	cases := []struct {
+		name     string
+		first    int
+		op       func(tbl store.Table) error
+		requests int32
+		ok       bool
+	}{
+		{"InsertAfter500", 500, func(tbl store.Table) error { _, err := tbl.Insert(context.Background(), entity("p", "r")); return err }, 1, false},
+		{"InsertAfter503", 503, func(tbl store.Table) error { _, err := tbl.Insert(context.Background(), entity("p", "r")); return err }, 2, true},
+		{"UpsertAfter500", 500, func(tbl store.Table) error {
+			_, err := tbl.Upsert(context.Background(), entity("p", "r"), store.Merge)
+			return err
+		}, 2, true},
+		{"DeleteAfter500", 500, func(tbl store.Table) error { return tbl.Delete(context.Background(), "p", "r", store.ETagAny) }, 1, false},
+		{"GetAfter500", 500, func(tbl store.Table) error { _, err := tbl.Get(context.Background(), "p", "r", nil); return err }, 2, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					code := store.CodeOperationTimedOut
+					if tc.first == 503 {
+						code = store.CodeServerBusy
+					}
+					odataError(w, tc.first, code, "try again")
+					return
+				}
+				w.Header().Set("ETag", `W/"datetime'2024-01-01T00%3A00%3A00Z'"`)
+				w.Header().Set("Content-Type", "application/json")
+				switch r.Method {
+				case http.MethodPost:
+					w.WriteHeader(201)
+					fmt.Fprint(w, `{"PartitionKey":"p","RowKey":"r"}`)
+				case http.MethodGet:
+					fmt.Fprint(w, `{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int64","A":"1"}`)
+				default:
+					w.WriteHeader(204)
+				}
+			})
+			err := tc.op(f.sharedKeyStore(t).Table("tbl"))
+			if got := f.count.Load(); got != tc.requests {
+				t.Errorf("%d requests, want %d", got, tc.requests)
+			}
+			if tc.ok != (err == nil) {
+				t.Errorf("error = %v, want success %v", err, tc.ok)
+			}
+			if err != nil && (!errors.Is(err, store.ErrThrottled) || store.Code(err) != store.CodeOperationTimedOut) {
+				t.Errorf("error = %v, want OperationTimedOut matching ErrThrottled", err)
+			}
+		})
+	}
+}
+
+// changesetResponse builds a $batch response with the given inner parts.
+func changesetResponse(w http.ResponseWriter, parts ...string) {
+	w.Header().Set("Content-Type", "multipart/mixed; boundary=batchresponse_1")
+	w.WriteHeader(202)
+	var b strings.Builder
+	b.WriteString("--batchresponse_1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_2\r\n\r\n")
+	for _, p := range parts {
+		b.WriteString("--changesetresponse_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString(p)
+		b.WriteString("\r\n")
+	}
+	b.WriteString("--changesetresponse_2--\r\n--batchresponse_1--\r\n")
+	fmt.Fprint(w, b.String())
+}
+
+// TestTransactReadsChangeset proves the ETag of each action is read from
+// a successful changeset and the failing index from a failed one.
+func TestTransactReadsChangeset(t *testing.T) {
+	acts := []store.Action{
+		{Kind: store.ActionInsert, Entity: entity("p", "1")},
+		{Kind: store.ActionUpsertMerge, Entity: entity("p", "2")},
+		{Kind: store.ActionDelete, Entity: entity("p", "3"), IfMatch: store.ETagAny},
+	}
+	f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) {
+		if !strings.HasSuffix(r.URL.Path, "/$batch") {
+			t.Errorf("request to %s, want $batch", r.URL.Path)
+		}
+		if n == 0 {
+			changesetResponse(w,
+				"HTTP/1.1 204 No Content\r\nContent-ID: 1\r\nETag: W/\"e1\"\r\n\r\n",
+				"HTTP/1.1 204 No Content\r\nContent-ID: 2\r\nETag: W/\"e2\"\r\n\r\n",
+				"HTTP/1.1 204 No Content\r\nContent-ID: 3\r\n\r\n")
+			return
+		}
+		changesetResponse(w, "HTTP/1.1 409 Conflict\r\nContent-ID: 1\r\nContent-Type: application/json\r\n\r\n"+
+			`{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-US","value":"1:The specified entity already exists.\nRequestId:x"}}}`)
+	})
+	tbl := f.sharedKeyStore(t).Table("tbl")
+	res, err := tbl.Transact(t.Context(), acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 || res[0].ETag != `W/"e1"` || res[1].ETag != `W/"e2"` || res[2].ETag != "" {
+		t.Errorf("results = %+v", res)
+	}
+	_, err = tbl.Transact(t.Context(), acts)
+	var se *store.Error
+	if !errors.As(err, &se) || se.Code != store.CodeEntityAlreadyExists || se.Status != 409 || se.Index != 1 {
+		t.Errorf("error = %#v, want EntityAlreadyExists (409) at action 1", err)
+	}
+	if f.count.Load() != 2 {
+		t.Errorf("%d requests, want 2 (a failed transaction is not replayed)", f.count.Load())
+	}
+}
+
+// TestBadInputSendsNothing proves client-side validation refuses bad input
+// before any request, including continuation tokens this store did not
+// issue and responses with an empty error code (as Azurite sends).
+func TestBadInputSendsNothing(t *testing.T) {
+	f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) { w.WriteHeader(400) })
+	st := f.sharedKeyStore(t)
+	tbl := st.Table("tbl")
+	for _, tok := range []string{"x", "aze1.", "aze1.!!!", "aze1." + "AA", "azt1.abc"} {
+		_, err := tbl.Query(t.Context(), store.Query{Continuation: tok})
+		if store.Code(err) != store.CodeInvalidInput {
+			t.Errorf("Query with token %q: %v, want InvalidInput", tok, err)
+		}
+	}
+	if _, err := st.ListTables(t.Context(), store.ListTablesOptions{Continuation: "aze1.AA"}); store.Code(err) != store.CodeInvalidInput {
+		t.Errorf("ListTables with an entity token: %v", err)
+	}
+	if _, err := st.Table("bad-name").Get(t.Context(), "p", "r", nil); store.Code(err) != store.CodeInvalidResourceName {
+		t.Errorf("bad table name: %v", err)
+	}
+	if n := f.count.Load(); n != 0 {
+		t.Errorf("%d requests were sent for bad input", n)
+	}
+	_, err := tbl.Get(t.Context(), "p", "r", nil)
+	if se := (*store.Error)(nil); !errors.As(err, &se) || se.Code != store.CodeInvalidInput || se.Status != 400 {
+		t.Errorf("a 400 without code = %v, want InvalidInput (400)", err)
+	}
+}
+
+func TestContinuationTokenRoundTrip(t *testing.T) {
+	for _, pair := range [][2]string{{"1!8!cGsx", "1!8!cms1"}, {"1!4!YQ--", ""}} {
+		npk, nrk, err := decodeEntityToken(encodeEntityToken(pair[0], pair[1]))
+		if err != nil || npk != pair[0] || nrk != pair[1] {
+			t.Errorf("token of %q = %q, %q, %v", pair, npk, nrk, err)
+		}
+	}
+}
