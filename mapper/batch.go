@@ -2,11 +2,17 @@ package mapper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
 	"github.com/tablekit/tablekit/store"
 )
+
+// ErrBatchFull matches the error of an action refused because the batch
+// already holds the most actions, or bytes, one transaction may: run it
+// and start a new one.
+var ErrBatchFull = errors.New("batch is full")
 
 // Batch is a typed entity group transaction: up to 100 writes to one
 // partition that succeed or fail together. Each add method checks its
@@ -83,16 +89,18 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 		return err
 	}
 	if len(b.actions) == store.MaxBatchActions {
-		return fmt.Errorf("mapper: batch is full: a transaction holds at most %d actions (%s of RowKey %s refused)",
-			store.MaxBatchActions, kind, quote(e.RowKey))
+		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),
+			store.Errorf(store.CodeInvalidInput, 400, "a transaction holds at most %d actions", store.MaxBatchActions))
 	}
 	if (len(b.actions) > 0 || b.fixed) && e.PartitionKey != b.pk {
-		return fmt.Errorf("mapper: %s of PartitionKey %s refused: this batch is on PartitionKey %s, and a transaction covers one partition",
-			kind, quote(e.PartitionKey), quote(b.pk))
+		return fmt.Errorf("mapper: %s of PartitionKey %s refused: %w", kind, quote(e.PartitionKey),
+			store.Errorf(store.CodeCommandsInBatchActOnDifferentPart, 400,
+				"this batch is on PartitionKey %s, and a transaction covers one partition", quote(b.pk)))
 	}
 	if i, dup := b.rows[e.RowKey]; dup {
-		return fmt.Errorf("mapper: %s of RowKey %s refused: action %d already writes it, and an entity may appear once per transaction",
-			kind, quote(e.RowKey), i)
+		return fmt.Errorf("mapper: %s of RowKey %s refused: %w", kind, quote(e.RowKey),
+			store.Errorf(store.CodeInvalidDuplicateRow, 400,
+				"action %d already writes it, and an entity may appear once per transaction", i))
 	}
 	if kind != store.ActionDelete {
 		if err := store.ValidateEntity(&e); err != nil {
@@ -102,8 +110,9 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 	a := store.Action{Kind: kind, Entity: e}
 	size := store.ActionWireSize(&a)
 	if b.bytes+size >= store.MaxBatchBytes {
-		return fmt.Errorf("mapper: %s of RowKey %s refused: the transaction body would reach about %d bytes, over the service's limit of %d",
-			kind, quote(e.RowKey), b.bytes+size, store.MaxBatchBytes)
+		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),
+			store.Errorf(store.CodeRequestBodyTooLarge, 413,
+				"the transaction body would reach about %d bytes, over the service's limit of %d", b.bytes+size, store.MaxBatchBytes))
 	}
 	if kind.NeedsIfMatch() {
 		a.IfMatch = store.ETagAny

@@ -19,7 +19,7 @@ func TestBatchRefusesAtAdd(t *testing.T) {
 		}
 	}
 	err := b.Insert(&person{Dept: "d", ID: "x"})
-	if err == nil || !strings.Contains(err.Error(), "at most 100 actions") || !strings.Contains(err.Error(), `"x"`) {
+	if !errors.Is(err, ErrBatchFull) || !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "at most 100 actions") || !strings.Contains(err.Error(), `"x"`) {
 		t.Fatalf("101st action: %v", err)
 	}
 	b = r.Batch()
@@ -27,11 +27,11 @@ func TestBatchRefusesAtAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = b.Upsert(&person{Dept: "b", ID: "2"}, store.Merge)
-	if err == nil || !strings.Contains(err.Error(), `PartitionKey "b"`) || !strings.Contains(err.Error(), `"a"`) {
+	if store.Code(err) != store.CodeCommandsInBatchActOnDifferentPart || !strings.Contains(err.Error(), `PartitionKey "b"`) || !strings.Contains(err.Error(), `"a"`) {
 		t.Fatalf("second partition: %v", err)
 	}
 	err = b.Upsert(&person{Dept: "a", ID: "1"}, store.Merge)
-	if err == nil || !strings.Contains(err.Error(), `RowKey "1"`) || !strings.Contains(err.Error(), "action 0") {
+	if store.Code(err) != store.CodeInvalidDuplicateRow || !strings.Contains(err.Error(), `RowKey "1"`) || !strings.Contains(err.Error(), "action 0") {
 		t.Fatalf("duplicate row: %v", err)
 	}
 	if err := b.Delete(&person{Dept: "a", ID: "3"}); !errors.Is(err, ErrNoETag) {
@@ -172,7 +172,7 @@ func TestBatchRefusesBadEntityAndBigBody(t *testing.T) {
 		}
 		n++
 	}
-	if err == nil || !strings.Contains(err.Error(), "4194304") || n < 10 || n > 40 {
+	if !errors.Is(err, ErrBatchFull) || !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "4194304") || n < 10 || n > 40 {
 		t.Fatalf("after %d actions: %v", n, err)
 	}
 	if b.Len() != n {

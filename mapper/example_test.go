@@ -160,7 +160,7 @@ func ExampleRepository_Partition() {
 		fmt.Println(e.Name, err)
 	}
 	// Output:
-	// mapper: insert of PartitionKey "HR" refused: this batch is on PartitionKey "Sales", and a transaction covers one partition
+	// mapper: insert of PartitionKey "HR" refused: CommandsInBatchActOnDifferentPartitions (400): this batch is on PartitionKey "Sales", and a transaction covers one partition
 	// run: <nil>
 	// Ann
 	// Bob <nil>
