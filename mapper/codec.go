@@ -102,8 +102,8 @@ func compile(t reflect.Type) (*codec, error) {
 	}
 	c := &codec{typ: t, byName: make(map[string]*field)}
 	// Dominance, as in encoding/json: for each name the shallowest field
-	// wins; at equal depth a single tagged field wins; otherwise the name
-	// is dropped.
+	// wins; at equal depth a single tagged field wins; otherwise, unlike
+	// encoding/json, which drops the name, it is an error.
 	groups := map[string][]int{}
 	var order []string
 	for i := range cands {
@@ -134,7 +134,18 @@ func compile(t reflect.Type) (*codec, error) {
 				}
 			}
 			if len(tagged) != 1 {
-				continue
+				// encoding/json drops the name silently; a storage mapper
+				// would then lose data, so it is an error.
+				if len(tagged) > 1 {
+					top = tagged
+				}
+				a, b := &cands[top[0]], &cands[top[1]]
+				what := fmt.Sprintf("property %q", a.name)
+				if a.role != roleProp {
+					what = "the " + a.role.String() + " role"
+				}
+				return nil, &Error{Type: t, Field: b.goPath, Property: a.name,
+					Msg: fmt.Sprintf("%s is claimed by both %s and %s at the same depth: rename one, or tag the one that should win", what, a.goPath, b.goPath)}
 			}
 			top = tagged
 		}

@@ -150,17 +150,14 @@ type keyedMethodTagged struct {
 func (k *keyedMethodTagged) TableKeys() (string, string, error) { return k.PK, "", nil }
 
 // Embedded struct conflicts follow encoding/json: the shallower field
-// wins, a single tagged field wins at equal depth, and otherwise the name
-// is dropped.
+// wins, and a single tagged field wins at equal depth.
 func TestEmbeddedDominance(t *testing.T) {
 	type A struct {
 		Name  string
-		Both  string
 		Tagd  string `table:"Tagd"`
 		Inner string
 	}
 	type B struct {
-		Both string
 		Tagd string
 	}
 	type outer struct {
@@ -180,6 +177,48 @@ func TestEmbeddedDominance(t *testing.T) {
 	want := []string{"Tagd=A.Tagd", "Inner=A.Inner", "Name=Name"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("fields %v, want %v", got, want)
+	}
+}
+
+// Where encoding/json would drop a conflicting name silently (and the
+// mapper would lose its data), the mapper refuses the type.
+func TestEmbeddedConflictIsAnError(t *testing.T) {
+	type A struct{ Both string }
+	type B struct{ Both string }
+	type untagged struct {
+		keyed
+		A
+		B
+	}
+	type TA struct {
+		X string `table:"Both"`
+	}
+	type TB struct {
+		Y string `table:"Both"`
+	}
+	type tagged struct {
+		keyed
+		TA
+		TB
+	}
+	type twoPK struct {
+		P1 string `table:",pk"`
+		P2 string `table:",pk"`
+		RK string `table:",rk"`
+	}
+	for _, c := range []struct {
+		v          any
+		field, msg string
+	}{
+		{untagged{}, "B.Both", `property "Both" is claimed by both A.Both and B.Both`},
+		{tagged{}, "TB.Y", `property "Both" is claimed by both TA.X and TB.Y`},
+		{twoPK{}, "P2", "the pk role is claimed by both P1 and P2"},
+	} {
+		_, err := Encode(c.v)
+		var me *Error
+		if !errors.As(err, &me) || me.Field != c.field || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%T: %v", c.v, err)
+		}
 	}
 }
 
