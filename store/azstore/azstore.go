@@ -73,6 +73,9 @@ type Store struct {
 	// filterRetry is the policy of a filtered query's first try: it does
 	// not repeat a 500, which Azurite answers to some valid filters.
 	filterRetry policy.RetryOptions
+	// emulator is set for a loopback or devstoreaccount1 table endpoint:
+	// it enables the Azurite corrections of tablecase.go.
+	emulator bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -118,6 +121,19 @@ func clientOptions(o *Options) azcore.ClientOptions {
 	return co
 }
 
+// tableOptions and queueOptions add the request rewrites of policy.go.
+func tableOptions(o *Options) *aztables.ClientOptions {
+	co := clientOptions(o)
+	co.PerCallPolicies = append(co.PerCallPolicies, tablePolicy{})
+	return &aztables.ClientOptions{ClientOptions: co}
+}
+
+func queueOptions(o *Options) *azqueue.ClientOptions {
+	co := clientOptions(o)
+	co.PerCallPolicies = append(co.PerCallPolicies, queuePolicy{})
+	return &azqueue.ClientOptions{ClientOptions: co}
+}
+
 func newStore(o *Options) *Store {
 	wr := clientOptions(o).Retry
 	fr := wr
@@ -152,12 +168,13 @@ func NewWithSharedKey(accountName, accountKey string, urls Endpoints, opts *Opti
 	s := newStore(opts)
 	co := clientOptions(opts)
 	var err error
+	s.emulator = isEmulator(urls.Table)
 	if urls.Table != "" {
 		cred, cerr := aztables.NewSharedKeyCredential(accountName, accountKey)
 		if cerr != nil {
 			return nil, errors.New("azstore: the account key is not valid base64")
 		}
-		if s.tables, err = aztables.NewServiceClientWithSharedKey(urls.Table, cred, &aztables.ClientOptions{ClientOptions: co}); err != nil {
+		if s.tables, err = aztables.NewServiceClientWithSharedKey(urls.Table, cred, tableOptions(opts)); err != nil {
 			return nil, endpointErr("table", err)
 		}
 	}
@@ -166,7 +183,7 @@ func NewWithSharedKey(accountName, accountKey string, urls Endpoints, opts *Opti
 		if cerr != nil {
 			return nil, errors.New("azstore: the account key is not valid base64")
 		}
-		if s.queues, err = azqueue.NewServiceClientWithSharedKeyCredential(urls.Queue, cred, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
+		if s.queues, err = azqueue.NewServiceClientWithSharedKeyCredential(urls.Queue, cred, queueOptions(opts)); err != nil {
 			return nil, endpointErr("queue", err)
 		}
 	}
@@ -195,13 +212,14 @@ func NewWithTokenCredential(urls Endpoints, cred azcore.TokenCredential, opts *O
 	s := newStore(opts)
 	co := clientOptions(opts)
 	var err error
+	s.emulator = isEmulator(urls.Table)
 	if urls.Table != "" {
-		if s.tables, err = aztables.NewServiceClient(urls.Table, cred, &aztables.ClientOptions{ClientOptions: co}); err != nil {
+		if s.tables, err = aztables.NewServiceClient(urls.Table, cred, tableOptions(opts)); err != nil {
 			return nil, endpointErr("table", err)
 		}
 	}
 	if urls.Queue != "" {
-		if s.queues, err = azqueue.NewServiceClient(urls.Queue, cred, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
+		if s.queues, err = azqueue.NewServiceClient(urls.Queue, cred, queueOptions(opts)); err != nil {
 			return nil, endpointErr("queue", err)
 		}
 	}
@@ -220,13 +238,14 @@ func NewFromSASURL(urls Endpoints, opts *Options) (*Store, error) {
 	s := newStore(opts)
 	co := clientOptions(opts)
 	var err error
+	s.emulator = isEmulator(urls.Table)
 	if urls.Table != "" {
-		if s.tables, err = aztables.NewServiceClientWithNoCredential(urls.Table, &aztables.ClientOptions{ClientOptions: co}); err != nil {
+		if s.tables, err = aztables.NewServiceClientWithNoCredential(urls.Table, tableOptions(opts)); err != nil {
 			return nil, endpointErr("table", err)
 		}
 	}
 	if urls.Queue != "" {
-		if s.queues, err = azqueue.NewServiceClientWithNoCredential(urls.Queue, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
+		if s.queues, err = azqueue.NewServiceClientWithNoCredential(urls.Queue, queueOptions(opts)); err != nil {
 			return nil, endpointErr("queue", err)
 		}
 	}

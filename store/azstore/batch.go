@@ -47,14 +47,17 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	}
 	tas := make([]aztables.TransactionAction, len(actions))
 	buf := make([]byte, 0, 256*len(actions))
+	kctx, pk := keyCtx(ctx, actions[0].Entity.PartitionKey)
 	for i := range actions {
 		a := &actions[i]
 		start := len(buf)
 		if a.Kind == store.ActionDelete {
-			buf = wire.AppendEntityEnd(wire.AppendEntityStart(buf, a.Entity.PartitionKey, a.Entity.RowKey))
+			buf = wire.AppendEntityEnd(wire.AppendEntityStart(buf, pk, a.Entity.RowKey))
 		} else {
+			e := a.Entity
+			e.PartitionKey = pk
 			var err error
-			if buf, err = wire.AppendEntity(buf, &a.Entity); err != nil {
+			if buf, err = wire.AppendEntity(buf, &e); err != nil {
 				return nil, store.WithIndex(store.Errorf(store.CodeInvalidValueType, 400, "%v", err), i)
 			}
 		}
@@ -65,7 +68,15 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 		}
 	}
 	var raw *http.Response
-	_, err := h.client.SubmitTransaction(runtime.WithCaptureResponse(h.s.once(ctx), &raw), tas, nil)
+	submit := func() error {
+		raw = nil
+		_, err := h.cl().SubmitTransaction(runtime.WithCaptureResponse(h.s.once(kctx), &raw), tas, nil)
+		return err
+	}
+	err := submit()
+	if h.recase(ctx, err) {
+		err = submit()
+	}
 	what := "transaction on " + quote(h.name)
 	if raw == nil || raw.StatusCode != http.StatusAccepted {
 		if err == nil {

@@ -3,8 +3,6 @@ package azstore
 import (
 	"bytes"
 	"context"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
@@ -14,13 +12,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/tablekit/tablekit/store"
-)
-
-// Blob name limits (the Blob service's naming rules).
-const (
-	maxBlobNameUnits    = 1024
-	maxBlobPathSegments = 254
-	maxListBlobs        = 5000
 )
 
 // containerHandle is one blob container; it implements store.Container.
@@ -43,7 +34,7 @@ func (s *Store) Container(name string) store.Container {
 func (h *containerHandle) Name() string { return h.name }
 
 func (h *containerHandle) ready() error {
-	if err := validateResourceName("container", h.name); err != nil {
+	if err := store.ValidateContainerName(h.name); err != nil {
 		return err
 	}
 	if h.client == nil {
@@ -56,18 +47,7 @@ func (h *containerHandle) readyBlob(name string) error {
 	if err := h.ready(); err != nil {
 		return err
 	}
-	if !utf8.ValidString(name) {
-		return store.Errorf(store.CodeInvalidResourceName, 400, "blob name %s is not valid UTF-8", quote(name))
-	}
-	if n := store.UTF16Len(name); n < 1 || n > maxBlobNameUnits {
-		return store.Errorf(store.CodeOutOfRangeInput, 400,
-			"blob name %s is %d characters long: the length must be 1 to %d", quote(name), n, maxBlobNameUnits)
-	}
-	if n := strings.Count(name, "/") + 1; n > maxBlobPathSegments {
-		return store.Errorf(store.CodeOutOfRangeInput, 400,
-			"blob name %s has %d path segments: the limit is %d", quote(name), n, maxBlobPathSegments)
-	}
-	return nil
+	return store.ValidateBlobName(name)
 }
 
 func (h *containerHandle) what(op, name string) string {
@@ -177,15 +157,15 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 		return store.BlobPage{}, err
 	}
 	if opts.MaxResults < 0 {
-		return store.BlobPage{}, store.Errorf(codeOutOfRangeQueryParameter, 400,
-			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", opts.MaxResults, maxListBlobs)
+		return store.BlobPage{}, store.Errorf(store.CodeOutOfRangeQueryParameterValue, 400,
+			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", opts.MaxResults, store.MaxBlobListResults)
 	}
 	lo := &container.ListBlobsFlatOptions{}
 	if opts.Prefix != "" {
 		lo.Prefix = &opts.Prefix
 	}
 	if opts.MaxResults > 0 {
-		lo.MaxResults = to.Ptr(int32(min(opts.MaxResults, maxListBlobs)))
+		lo.MaxResults = to.Ptr(int32(min(opts.MaxResults, store.MaxBlobListResults)))
 	}
 	if opts.Marker != "" {
 		lo.Marker = &opts.Marker

@@ -7,7 +7,14 @@ import (
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
+// azuriteKeyUnits is the longest key Azurite stores (its
+// DEFAULT_KEY_MAX_LENGTH); Azure stores 1,024 UTF-16 units.
+const azuriteKeyUnits = 512
+
 // TestConformance runs the whole conformance suite against Azurite.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return newAzuriteStore(t) })
+	storetest.RunWith(t, storetest.Harness{
+		New:            func(t *testing.T) store.Store { return newAzuriteStore(t) },
+		ServerKeyUnits: azuriteKeyUnits,
+	})
 }

@@ -81,21 +81,9 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	if len(q.Select) > 0 && f.MatchesAll() {
 		opts.Select = to.Ptr("PartitionKey,RowKey,Timestamp," + strings.Join(q.Select, ","))
 	}
-	var raw *http.Response
-	first := ctx
-	if opts.Filter != nil {
-		first = policy.WithRetryOptions(ctx, h.s.filterRetry)
-	}
-	resp, err := h.client.NewListEntitiesPager(opts).NextPage(runtime.WithCaptureResponse(first, &raw))
-	if err != nil && opts.Filter != nil && raw != nil && raw.StatusCode == http.StatusInternalServerError {
-		// Azurite fails some valid filters (an Int64 literal against an
-		// Int32 property) with a 500. The filter was checked by
-		// filter.Parse, so read the same key range unfiltered and let
-		// Match do the filtering; continuation stays key-based, so the
-		// next page may go back to the filtered request.
-		opts.Filter, opts.Select = nil, nil
-		raw = nil
-		resp, err = h.client.NewListEntitiesPager(opts).NextPage(runtime.WithCaptureResponse(ctx, &raw))
+	resp, raw, err := h.fetch(ctx, opts)
+	if h.recase(ctx, err) {
+		resp, raw, err = h.fetch(ctx, opts)
 	}
 	if err != nil {
 		return store.Page{}, mapErr(err, "query "+quote(h.name))
@@ -131,4 +119,26 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		page.Continuation = encodeEntityToken(*resp.NextPartitionKey, nrk)
 	}
 	return page, nil
+}
+
+// fetch reads one page and captures the raw response.
+func (h *tableHandle) fetch(ctx context.Context, opts *aztables.ListEntitiesOptions) (aztables.ListEntitiesResponse, *http.Response, error) {
+	var raw *http.Response
+	first := ctx
+	if opts.Filter != nil {
+		first = policy.WithRetryOptions(ctx, h.s.filterRetry)
+	}
+	resp, err := h.cl().NewListEntitiesPager(opts).NextPage(runtime.WithCaptureResponse(first, &raw))
+	if err != nil && opts.Filter != nil && raw != nil && raw.StatusCode == http.StatusInternalServerError {
+		// Azurite fails some valid filters (an Int64 literal against an
+		// Int32 property) with a 500. The filter was checked by
+		// filter.Parse, so read the same key range unfiltered and let
+		// Match do the filtering; continuation stays key-based, so the
+		// next page may go back to the filtered request.
+		unfiltered := *opts
+		unfiltered.Filter, unfiltered.Select = nil, nil
+		raw = nil
+		resp, err = h.cl().NewListEntitiesPager(&unfiltered).NextPage(runtime.WithCaptureResponse(ctx, &raw))
+	}
+	return resp, raw, err
 }

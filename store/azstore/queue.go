@@ -34,7 +34,7 @@ func (s *Store) Queue(name string) store.Queue {
 func (h *queueHandle) Name() string { return h.name }
 
 func (h *queueHandle) ready() error {
-	if err := validateResourceName("queue", h.name); err != nil {
+	if err := store.ValidateQueueName(h.name); err != nil {
 		return err
 	}
 	if h.client == nil {
@@ -72,9 +72,8 @@ func (h *queueHandle) Delete(ctx context.Context) error {
 const binaryPrefix = "tkb64:"
 
 func encodeBody(body []byte) (string, error) {
-	if len(body) > store.MaxMessageSize {
-		return "", store.Errorf(store.CodeRequestBodyTooLarge, 413,
-			"message of %d bytes is over the limit of %d bytes", len(body), store.MaxMessageSize)
+	if err := store.ValidateMessageBody(body); err != nil {
+		return "", err
 	}
 	if isPlainText(body) && !bytes.HasPrefix(body, []byte(binaryPrefix)) {
 		return string(body), nil
@@ -106,24 +105,6 @@ func decodeBody(text *string) []byte {
 	return []byte(*text)
 }
 
-// Pop receipts are made unique per message: Azurite hands the messages of
-// one Get a shared receipt, and the contract promises each its own. The
-// store's receipt is the service's receipt, "|" and the message ID; the
-// service's part goes back on Update and DeleteMessage.
-func wrapReceipt(receipt, id string) string {
-	if receipt == "" {
-		return ""
-	}
-	return receipt + "|" + id
-}
-
-func unwrapReceipt(r string) string {
-	if i := strings.LastIndexByte(r, '|'); i >= 0 {
-		return r[:i]
-	}
-	return r
-}
-
 func seconds(d time.Duration) *int32 { return to.Ptr(int32(d / time.Second)) }
 
 // Put implements store.Queue. A put is retried only when refused outright:
@@ -136,7 +117,7 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	if err != nil {
 		return store.Message{}, err
 	}
-	delay, ttl, err := putTimes(opts)
+	delay, ttl, err := store.ResolvePut(opts)
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -151,7 +132,7 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	var m store.Message
 	if len(resp.Messages) > 0 && resp.Messages[0] != nil {
 		e := resp.Messages[0]
-		m = store.Message{ID: deref(e.MessageID), PopReceipt: wrapReceipt(deref(e.PopReceipt), deref(e.MessageID)),
+		m = store.Message{ID: deref(e.MessageID), PopReceipt: deref(e.PopReceipt),
 			InsertionTime: derefTime(e.InsertionTime), NextVisible: derefTime(e.TimeNextVisible),
 			ExpirationTime: derefTime(e.ExpirationTime)}
 	}
@@ -163,10 +144,10 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 	if err := h.ready(); err != nil {
 		return nil, err
 	}
-	if err := checkCount("Get", n); err != nil {
+	if err := store.ValidateMessageCount("Get", n); err != nil {
 		return nil, err
 	}
-	if err := checkVisibility("visibility timeout", visibility, time.Second); err != nil {
+	if err := store.ValidateVisibility("visibility timeout", visibility, store.MinGetVisibility); err != nil {
 		return nil, err
 	}
 	resp, err := h.client.DequeueMessages(h.s.once(ctx), &azqueue.DequeueMessagesOptions{
@@ -179,7 +160,7 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 		if d == nil {
 			continue
 		}
-		m := store.Message{ID: deref(d.MessageID), PopReceipt: wrapReceipt(deref(d.PopReceipt), deref(d.MessageID)),
+		m := store.Message{ID: deref(d.MessageID), PopReceipt: deref(d.PopReceipt),
 			InsertionTime: derefTime(d.InsertionTime), ExpirationTime: derefTime(d.ExpirationTime),
 			NextVisible: derefTime(d.TimeNextVisible), Body: decodeBody(d.MessageText)}
 		if d.DequeueCount != nil {
@@ -195,7 +176,7 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 	if err := h.ready(); err != nil {
 		return nil, err
 	}
-	if err := checkCount("Peek", n); err != nil {
+	if err := store.ValidateMessageCount("Peek", n); err != nil {
 		return nil, err
 	}
 	resp, err := h.client.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(n))})
@@ -222,7 +203,7 @@ func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []
 	if err := h.ready(); err != nil {
 		return store.Message{}, err
 	}
-	if err := checkVisibility("visibility timeout", visibility, 0); err != nil {
+	if err := store.ValidateVisibility("visibility timeout", visibility, 0); err != nil {
 		return store.Message{}, err
 	}
 	o := &azqueue.UpdateMessageOptions{VisibilityTimeout: seconds(visibility)}
@@ -233,13 +214,16 @@ func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []
 			return store.Message{}, err
 		}
 	}
-	// azqueue v1.0.1 always sends a message text, so an Update with a nil
-	// body sets it to "" on Azure (memstore keeps it): see docs/azure.md.
-	resp, err := h.client.UpdateMessage(h.s.once(ctx), id, unwrapReceipt(popReceipt), content, o)
+	if body == nil {
+		// azqueue always sends a message text; queuePolicy drops it so the
+		// service keeps the current one.
+		ctx = withKeepMessageBody(ctx)
+	}
+	resp, err := h.client.UpdateMessage(h.s.once(ctx), id, popReceipt, content, o)
 	if err != nil {
 		return store.Message{}, mapErr(err, "update message "+quote(id)+" of queue "+quote(h.name))
 	}
-	return store.Message{ID: id, PopReceipt: wrapReceipt(deref(resp.PopReceipt), id), NextVisible: derefTime(resp.TimeNextVisible), Body: body}, nil
+	return store.Message{ID: id, PopReceipt: deref(resp.PopReceipt), NextVisible: derefTime(resp.TimeNextVisible), Body: body}, nil
 }
 
 // DeleteMessage implements store.Queue.
@@ -247,7 +231,7 @@ func (h *queueHandle) DeleteMessage(ctx context.Context, id, popReceipt string) 
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err := h.client.DeleteMessage(h.s.once(ctx), id, unwrapReceipt(popReceipt), nil)
+	_, err := h.client.DeleteMessage(h.s.once(ctx), id, popReceipt, nil)
 	return mapErr(err, "delete message "+quote(id)+" of queue "+quote(h.name))
 }
 

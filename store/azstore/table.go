@@ -3,6 +3,7 @@ package azstore
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
@@ -10,24 +11,38 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/filter"
 	"github.com/tablekit/tablekit/store/wire"
 )
 
 // tableHandle is one table of the account; it implements store.Table.
 type tableHandle struct {
-	s      *Store
-	name   string
-	client *aztables.Client // nil without a table endpoint
+	s    *Store
+	name string
+	// client addresses the table; recase may switch it to the name's
+	// creation case on Azurite. Nil without a table endpoint.
+	client atomic.Pointer[boundTable]
+}
+
+// boundTable is the client of one spelling of the table's name.
+type boundTable struct {
+	name string
+	c    *aztables.Client
 }
 
 // Table implements store.Store. It does no I/O.
 func (s *Store) Table(name string) store.Table {
 	h := &tableHandle{s: s, name: name}
 	if s.tables != nil {
-		h.client = s.tables.NewClient(name)
+		h.client.Store(&boundTable{name: name, c: s.tables.NewClient(name)})
 	}
 	return h
+}
+
+func (h *tableHandle) cl() *aztables.Client {
+	if b := h.client.Load(); b != nil {
+		return b.c
+	}
+	return nil
 }
 
 // Name implements store.Table.
@@ -38,7 +53,7 @@ func (h *tableHandle) ready() error {
 	if err := store.ValidateTableName(h.name); err != nil {
 		return err
 	}
-	if h.client == nil {
+	if h.cl() == nil {
 		return errNoEndpoint("table")
 	}
 	return nil
@@ -64,19 +79,17 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 		}
 		sel = opts.Select
 	}
-	if pk == "" {
-		// aztables v1.4.0 refuses an empty PartitionKey in a point URL;
-		// the service accepts it in a filter.
-		e, err := h.getByQuery(ctx, pk, rk)
-		if err != nil {
-			return store.Entity{}, err
-		}
-		project(&e, sel)
-		return e, nil
-	}
 	var raw *http.Response
-	resp, err := h.client.GetEntity(runtime.WithCaptureResponse(ctx, &raw), pk, rk,
-		&aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)})
+	kctx, kpk := keyCtx(ctx, pk)
+	get := func() (aztables.GetEntityResponse, error) {
+		raw = nil
+		return h.cl().GetEntity(runtime.WithCaptureResponse(kctx, &raw), kpk, rk,
+			&aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)})
+	}
+	resp, err := get()
+	if h.recase(ctx, err) {
+		resp, err = get()
+	}
 	if err != nil {
 		return store.Entity{}, mapErr(err, h.what("get from", pk, rk))
 	}
@@ -143,8 +156,13 @@ func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, e
 	if err != nil {
 		return "", err
 	}
-	resp, err := h.client.AddEntity(h.s.once(ctx), body,
-		&aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
+	add := func() (aztables.AddEntityResponse, error) {
+		return h.cl().AddEntity(h.s.once(ctx), body, &aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
+	}
+	resp, err := add()
+	if h.recase(ctx, err) {
+		resp, err = add()
+	}
 	if err != nil {
 		return "", mapErr(err, h.what("insert into", e.PartitionKey, e.RowKey))
 	}
@@ -164,20 +182,23 @@ func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.Upd
 	if err := store.ValidateETag(ifMatch); err != nil {
 		return "", err
 	}
-	body, err := encode(&e)
+	kctx, body, err := encodeKeyed(ctx, &e)
 	if err != nil {
 		return "", err
 	}
-	if e.PartitionKey == "" {
-		return "", h.errEmptyPK("update")
-	}
 	if ifMatch != store.ETagAny {
-		ctx = h.s.once(ctx)
+		kctx = h.s.once(kctx)
 	}
-	resp, err := h.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{
-		IfMatch:    to.Ptr(azcore.ETag(ifMatch)),
-		UpdateMode: updateMode(mode),
-	})
+	update := func() (aztables.UpdateEntityResponse, error) {
+		return h.cl().UpdateEntity(kctx, body, &aztables.UpdateEntityOptions{
+			IfMatch:    to.Ptr(azcore.ETag(ifMatch)),
+			UpdateMode: updateMode(mode),
+		})
+	}
+	resp, err := update()
+	if h.recase(ctx, err) {
+		resp, err = update()
+	}
 	if err != nil {
 		return "", mapErr(err, h.what("update", e.PartitionKey, e.RowKey))
 	}
@@ -199,14 +220,17 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 	if err := store.ValidateEntity(&e); err != nil {
 		return "", err
 	}
-	body, err := encode(&e)
+	kctx, body, err := encodeKeyed(ctx, &e)
 	if err != nil {
 		return "", err
 	}
-	if e.PartitionKey == "" {
-		return "", h.errEmptyPK("upsert")
+	upsert := func() (aztables.UpsertEntityResponse, error) {
+		return h.cl().UpsertEntity(kctx, body, &aztables.UpsertEntityOptions{UpdateMode: updateMode(mode)})
 	}
-	resp, err := h.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: updateMode(mode)})
+	resp, err := upsert()
+	if h.recase(ctx, err) {
+		resp, err = upsert()
+	}
 	if err != nil {
 		return "", mapErr(err, h.what("upsert into", e.PartitionKey, e.RowKey))
 	}
@@ -225,36 +249,35 @@ func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.E
 	if err := store.ValidateETag(ifMatch); err != nil {
 		return err
 	}
-	if pk == "" {
-		return h.errEmptyPK("delete")
+	kctx, kpk := keyCtx(ctx, pk)
+	del := func() error {
+		_, err := h.cl().DeleteEntity(h.s.once(kctx), kpk, rk, &aztables.DeleteEntityOptions{IfMatch: to.Ptr(azcore.ETag(ifMatch))})
+		return err
 	}
-	_, err := h.client.DeleteEntity(h.s.once(ctx), pk, rk,
-		&aztables.DeleteEntityOptions{IfMatch: to.Ptr(azcore.ETag(ifMatch))})
+	err := del()
+	if h.recase(ctx, err) {
+		err = del()
+	}
 	return mapErr(err, h.what("delete from", pk, rk))
 }
 
-// getByQuery reads one entity through a query on its two keys.
-func (h *tableHandle) getByQuery(ctx context.Context, pk, rk string) (store.Entity, error) {
-	f := filter.And(filter.PK.Eq(pk), filter.RK.Eq(rk))
-	q := store.Query{Filter: f.String()}
-	for {
-		page, err := h.Query(ctx, q)
-		if err != nil {
-			return store.Entity{}, err
-		}
-		if len(page.Entities) > 0 {
-			return page.Entities[0], nil
-		}
-		if page.Continuation == "" {
-			return store.Entity{}, store.Errorf(store.CodeResourceNotFound, 404,
-				"entity (PartitionKey %s, RowKey %s) does not exist in table %s", quote(pk), quote(rk), quote(h.name))
-		}
-		q.Continuation = page.Continuation
+// keyCtx substitutes the empty-PartitionKey placeholder (see policy.go).
+func keyCtx(ctx context.Context, pk string) (context.Context, string) {
+	if pk == "" {
+		return withEmptyPK(ctx), emptyPKPlaceholder
 	}
+	return ctx, pk
 }
 
-// errEmptyPK reports the one key aztables cannot address.
-func (h *tableHandle) errEmptyPK(op string) error {
-	return store.Errorf(store.CodeInvalidInput, 400,
-		"%s in table %s: azstore cannot address an entity with an empty PartitionKey (aztables v1.4.0 refuses it in the request URL); insert, query and get work", op, quote(h.name))
+// encodeKeyed encodes an entity addressed by key in the URL (update,
+// upsert), with the placeholder for an empty PartitionKey.
+func encodeKeyed(ctx context.Context, e *store.Entity) (context.Context, []byte, error) {
+	if e.PartitionKey != "" {
+		body, err := encode(e)
+		return ctx, body, err
+	}
+	c := *e
+	c.PartitionKey = emptyPKPlaceholder
+	body, err := encode(&c)
+	return withEmptyPK(ctx), body, err
 }
