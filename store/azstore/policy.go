@@ -34,8 +34,8 @@ func withEmptyPK(ctx context.Context) context.Context {
 
 // tablePolicy rewrites table requests just before they are sent:
 //
-//   - for a request marked withEmptyPK, PartitionKey='%01' in the URL (and
-//     in the sub-request lines of a batch) becomes PartitionKey=” and
+//   - for a request marked withEmptyPK, the placeholder key %01 in the URL
+//     (and in the sub-request lines of a batch) becomes the empty key, and
 //     "PartitionKey":"\u0001" in the JSON becomes "PartitionKey":"";
 //   - a body of 64 KiB or more has its non-ASCII characters written as
 //     \uXXXX escapes (all of them sit inside JSON strings). Azurite decodes
