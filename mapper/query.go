@@ -46,8 +46,14 @@ func (r *Repository[T]) query(ctx context.Context, where Cond[T]) iter.Seq2[T, e
 			}
 			for i := range page.Entities {
 				var v T
-				err := r.c.decodeEntity(&page.Entities[i], reflect.ValueOf(&v).Elem())
-				if !yield(v, err) {
+				if err := r.c.decodeEntity(&page.Entities[i], reflect.ValueOf(&v).Elem()); err != nil {
+					v = zero // never hand out a half-decoded value
+					if !yield(v, err) {
+						return
+					}
+					continue
+				}
+				if !yield(v, nil) {
 					return
 				}
 			}

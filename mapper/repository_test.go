@@ -309,3 +309,29 @@ func TestWithPageSizeValidated(t *testing.T) {
 		t.Fatalf("Err() = %v", err)
 	}
 }
+
+// An entity that does not decode yields its error (and the zero value);
+// the loop may go on to the next.
+func TestQueryYieldsDecodeErrorsAndContinues(t *testing.T) {
+	ctx := context.Background()
+	r, st := newRepo[person](t)
+	seed(t, r, 3, 1)
+	if _, err := st.Table("People").Upsert(ctx, store.Entity{PartitionKey: "d0", RowKey: "0001",
+		Properties: map[string]any{"Age": "not a number"}}, store.Replace); err != nil {
+		t.Fatal(err)
+	}
+	var ok, bad int
+	for p, err := range r.Query(ctx) {
+		if err != nil {
+			if p != (person{}) || !strings.Contains(err.Error(), "Age") {
+				t.Fatalf("decode failure yielded %+v, %v", p, err)
+			}
+			bad++
+			continue
+		}
+		ok++
+	}
+	if ok != 2 || bad != 1 {
+		t.Fatalf("%d decoded, %d errors; want 2 and 1", ok, bad)
+	}
+}
