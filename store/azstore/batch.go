@@ -48,14 +48,24 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	tas := make([]aztables.TransactionAction, len(actions))
 	buf := make([]byte, 0, 256*len(actions))
 	kctx, pk := keyCtx(ctx, actions[0].Entity.PartitionKey)
+	quoted := strings.Contains(pk, "'")
+	for i := range actions {
+		quoted = quoted || strings.Contains(actions[i].Entity.RowKey, "'")
+	}
+	rowKey := func(rk string) string { return rk }
+	if quoted {
+		kctx = withQuotedKeys(kctx)
+		pk = strings.ReplaceAll(pk, "'", "''")
+		rowKey = func(rk string) string { return strings.ReplaceAll(rk, "'", "''") }
+	}
 	for i := range actions {
 		a := &actions[i]
 		start := len(buf)
 		if a.Kind == store.ActionDelete {
-			buf = wire.AppendEntityEnd(wire.AppendEntityStart(buf, pk, a.Entity.RowKey))
+			buf = wire.AppendEntityEnd(wire.AppendEntityStart(buf, pk, rowKey(a.Entity.RowKey)))
 		} else {
 			e := a.Entity
-			e.PartitionKey = pk
+			e.PartitionKey, e.RowKey = pk, rowKey(e.RowKey)
 			var err error
 			if buf, err = wire.AppendEntity(buf, &e); err != nil {
 				return nil, store.WithIndex(store.Errorf(store.CodeInvalidValueType, 400, "%v", err), i)

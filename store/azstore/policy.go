@@ -24,7 +24,17 @@ type ctxKey int
 const (
 	ctxEmptyPK ctxKey = iota + 1
 	ctxKeepMessageBody
+	ctxQuotedKeys
 )
+
+// withQuotedKeys marks a batch whose keys were given with doubled single
+// quotes: aztables v1.4.0 puts batch keys into the sub-request URLs
+// without the OData escaping (a quote written twice) it applies to single operations,
+// so azstore doubles them itself, and tablePolicy restores the single
+// quotes in the JSON bodies, where keys are plain JSON strings.
+func withQuotedKeys(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ctxQuotedKeys, true)
+}
 
 // withEmptyPK marks a request whose PartitionKey placeholder must be
 // restored to "".
@@ -51,8 +61,9 @@ func (tablePolicy) Do(req *policy.Request) (*http.Response, error) {
 		raw.URL.Path = strings.ReplaceAll(raw.URL.Path, "PartitionKey='"+emptyPKPlaceholder+"'", "PartitionKey=''")
 		raw.URL.RawPath = strings.ReplaceAll(raw.URL.RawPath, "PartitionKey='%01'", "PartitionKey=''")
 	}
+	quoted, _ := raw.Context().Value(ctxQuotedKeys).(bool)
 	body := req.Body()
-	if body == nil || (!emptyPK && raw.ContentLength < 64*1024) {
+	if body == nil || (!emptyPK && !quoted && raw.ContentLength < 64*1024) {
 		return req.Next()
 	}
 	data, err := io.ReadAll(body)
@@ -63,6 +74,9 @@ func (tablePolicy) Do(req *policy.Request) (*http.Response, error) {
 	if emptyPK {
 		out = bytes.ReplaceAll(out, []byte(`PartitionKey='%01'`), []byte(`PartitionKey=''`))
 		out = bytes.ReplaceAll(out, []byte(`"PartitionKey":"\u0001"`), []byte(`"PartitionKey":""`))
+	}
+	if quoted {
+		out = undoubleKeyMembers(out)
 	}
 	if len(out) >= 64*1024 {
 		out = asciiJSON(out)
@@ -127,4 +141,44 @@ func (queuePolicy) Do(req *policy.Request) (*http.Response, error) {
 		req.Raw().Header.Del("Content-Type")
 	}
 	return req.Next()
+}
+
+// undoubleKeyMembers turns each doubled quote back into one inside the "PartitionKey" and
+// "RowKey" string members of the JSON lines of a batch body.
+func undoubleKeyMembers(body []byte) []byte {
+	lines := bytes.Split(body, []byte("\n"))
+	for i, line := range lines {
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		for _, member := range []string{`"PartitionKey":"`, `"RowKey":"`} {
+			line = undoubleMember(line, member)
+		}
+		lines[i] = line
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// undoubleMember rewrites the string value that follows member in line.
+func undoubleMember(line []byte, member string) []byte {
+	at := bytes.Index(line, []byte(member))
+	if at < 0 {
+		return line
+	}
+	start := at + len(member)
+	end := start
+	for end < len(line) && line[end] != '"' {
+		if line[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	if end > len(line) {
+		return line
+	}
+	value := bytes.ReplaceAll(line[start:end], []byte("''"), []byte("'"))
+	out := make([]byte, 0, len(line))
+	out = append(out, line[:start]...)
+	out = append(out, value...)
+	return append(out, line[end:]...)
 }
