@@ -71,7 +71,7 @@ func (rec *recorder) last(t *testing.T) recorded {
 }
 
 // TestEmptyPartitionKeyReachesTheWire proves an empty PartitionKey, which
-// aztables refuses in a URL, is sent as PartitionKey='' in URLs and as ""
+// aztables refuses in a URL, is sent as PartitionKey=” in URLs and as ""
 // in bodies, for single operations and a batch.
 func TestEmptyPartitionKeyReachesTheWire(t *testing.T) {
 	rec := newRecorder(t)
@@ -104,7 +104,7 @@ func TestEmptyPartitionKeyReachesTheWire(t *testing.T) {
 }
 
 // TestBatchKeysWithQuotesAreEscaped proves batch sub-request URLs carry
-// OData-escaped keys ('' for ') while the JSON bodies carry the keys as
+// OData-escaped keys (” for ') while the JSON bodies carry the keys as
 // they are.
 func TestBatchKeysWithQuotesAreEscaped(t *testing.T) {
 	rec := newRecorder(t)
