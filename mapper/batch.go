@@ -24,20 +24,32 @@ var ErrBatchFull = errors.New("batch is full")
 //
 // A Batch is not safe for concurrent use.
 type Batch[T any] struct {
-	r       *Repository[T]
+	r *Repository[T]
+	t txn
+}
+
+// txn is the untyped core of a transaction, shared by Batch and MixedBatch.
+type txn struct {
+	table   store.Table
 	pk      string
 	fixed   bool // pk set by a partition handle
 	actions []store.Action
-	targets []reflect.Value
+	targets []target
 	rows    map[string]int
 	bytes   int // estimated request body size
 }
 
+// target is where an action's new ETag goes.
+type target struct {
+	c  *codec
+	rv reflect.Value
+}
+
 // Batch starts an empty transaction.
-func (r *Repository[T]) Batch() *Batch[T] { return &Batch[T]{r: r} }
+func (r *Repository[T]) Batch() *Batch[T] { return &Batch[T]{r: r, t: txn{table: r.table}} }
 
 // Len reports the number of actions added.
-func (b *Batch[T]) Len() int { return len(b.actions) }
+func (b *Batch[T]) Len() int { return len(b.t.actions) }
 
 // Insert adds an insert of *v.
 func (b *Batch[T]) Insert(v *T) error { return b.add(store.ActionInsert, v, false) }
@@ -88,6 +100,28 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 	if err != nil {
 		return err
 	}
+	return b.t.add(kind, e, target{b.r.c, rv}, unconditional)
+}
+
+// Run sends the transaction. On success every written value passed by
+// pointer gets its new ETag; on failure nothing was written and the
+// *store.Error's Index names the failing action (in the order added).
+// An empty batch does nothing.
+func (b *Batch[T]) Run(ctx context.Context) error { return b.t.run(ctx) }
+
+// ifMatch returns the ETag for a conditional write of rv, or ErrNoETag.
+func (c *codec) ifMatch(rv reflect.Value) (store.ETag, error) {
+	etag := c.etagOf(rv)
+	if etag == "" {
+		if c.etag == nil {
+			return "", fmt.Errorf("%w: %s has no field tagged etag (use the Unconditional form)", ErrNoETag, c.typ)
+		}
+		return "", fmt.Errorf("%w: %s.%s is empty (read the entity first, or use the Unconditional form)", ErrNoETag, c.typ, c.etag.goPath)
+	}
+	return etag, nil
+}
+
+func (b *txn) add(kind store.ActionKind, e store.Entity, tg target, unconditional bool) error {
 	if len(b.actions) == store.MaxBatchActions {
 		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),
 			store.Errorf(store.CodeInvalidInput, 400, "a transaction holds at most %d actions", store.MaxBatchActions))
@@ -117,7 +151,8 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 	if kind.NeedsIfMatch() {
 		a.IfMatch = store.ETagAny
 		if !unconditional {
-			if a.IfMatch, err = b.r.ifMatch(rv); err != nil {
+			var err error
+			if a.IfMatch, err = tg.c.ifMatch(tg.rv); err != nil {
 				return err
 			}
 		}
@@ -129,27 +164,23 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 	b.rows[e.RowKey] = len(b.actions)
 	b.bytes += size
 	b.actions = append(b.actions, a)
-	b.targets = append(b.targets, rv)
+	b.targets = append(b.targets, tg)
 	return nil
 }
 
-// Run sends the transaction. On success every written value passed by
-// pointer gets its new ETag; on failure nothing was written and the
-// *store.Error's Index names the failing action (in the order added).
-// An empty batch does nothing.
-func (b *Batch[T]) Run(ctx context.Context) error {
+func (b *txn) run(ctx context.Context) error {
 	if len(b.actions) == 0 {
 		return nil
 	}
-	res, err := b.r.table.Transact(ctx, b.actions)
+	res, err := b.table.Transact(ctx, b.actions)
 	if err != nil {
 		return err
 	}
-	for i, rv := range b.targets {
+	for i, tg := range b.targets {
 		if b.actions[i].Kind == store.ActionDelete || i >= len(res) {
 			continue
 		}
-		if err := b.r.c.setMeta(rv, res[i].ETag); err != nil {
+		if err := tg.c.setMeta(tg.rv, res[i].ETag); err != nil {
 			return err
 		}
 	}

@@ -104,4 +104,6 @@ func (p *Partition[T]) QueryPage(ctx context.Context, token string, size int, wh
 }
 
 // Batch starts a transaction on the partition.
-func (p *Partition[T]) Batch() *Batch[T] { return &Batch[T]{r: p.r, pk: p.pk, fixed: true} }
+func (p *Partition[T]) Batch() *Batch[T] {
+	return &Batch[T]{r: p.r, t: txn{table: p.r.table, pk: p.pk, fixed: true}}
+}

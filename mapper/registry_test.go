@@ -180,3 +180,79 @@ func TestRegistryRefuses(t *testing.T) {
 		t.Errorf("Insert of a non-pointer: %v", err)
 	}
 }
+
+// One transaction writes an employee and updates its department.
+func TestRegistryMixedBatch(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	if err := st.CreateTable(ctx, "Mixed"); err != nil {
+		t.Fatal(err)
+	}
+	tbl := st.Table("Mixed")
+	reg, _ := NewPropertyRegistry("EntityType")
+	if err := Register[staff](reg, "Employee"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Register[dept](reg, "Department"); err != nil {
+		t.Fatal(err)
+	}
+	d := dept{Dept: "Sales", ID: "DEPT", EmployeeCount: 0}
+	if err := reg.Insert(ctx, tbl, &d); err != nil {
+		t.Fatal(err)
+	}
+	b := reg.Batch(tbl)
+	s := staff{Dept: "Sales", ID: "e1", FirstName: "Ann"}
+	d.EmployeeCount++
+	if err := b.Insert(&s); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.UpdateUnconditional(&d, store.Replace); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Insert(&staff{Dept: "HR", ID: "e2"}); store.Code(err) != store.CodeCommandsInBatchActOnDifferentPart {
+		t.Fatalf("other partition: %v", err)
+	}
+	if err := b.Insert(staff{Dept: "Sales", ID: "e3"}); err == nil || !strings.Contains(err.Error(), "pointer") {
+		t.Fatalf("non-pointer: %v", err)
+	}
+	if err := b.Insert(&keyed{PK: "Sales", RK: "k"}); err == nil || !strings.Contains(err.Error(), "not registered") {
+		t.Fatalf("unregistered type: %v", err)
+	}
+	if b.Len() != 2 {
+		t.Fatalf("Len %d", b.Len())
+	}
+	if err := b.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.ETag == "" {
+		t.Fatal("Run did not set the ETag")
+	}
+	var kinds []string
+	for v, err := range reg.Query(ctx, tbl, filter.PK.Eq("Sales")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch x := v.(type) {
+		case dept:
+			if x.EmployeeCount != 1 || x.EntityType != "Department" {
+				t.Fatalf("dept %+v", x)
+			}
+			kinds = append(kinds, "dept")
+		case staff:
+			kinds = append(kinds, "staff")
+		}
+	}
+	if strings.Join(kinds, ",") != "dept,staff" {
+		t.Fatalf("kinds %v", kinds)
+	}
+	// A stale conditional delete fails the whole transaction.
+	b = reg.Batch(tbl)
+	stale := s
+	stale.ETag = `W/"datetime'2000-01-01T00%3A00%3A00Z'"`
+	if err := b.Delete(&stale); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Run(ctx); !errors.Is(err, store.ErrPreconditionFailed) {
+		t.Fatalf("stale delete: %v", err)
+	}
+}

@@ -116,16 +116,7 @@ func (r *Repository[T]) Insert(ctx context.Context, v *T) error {
 }
 
 // ifMatch returns the ETag for a conditional write of rv.
-func (r *Repository[T]) ifMatch(rv reflect.Value) (store.ETag, error) {
-	etag := r.c.etagOf(rv)
-	if etag == "" {
-		if r.c.etag == nil {
-			return "", fmt.Errorf("%w: %s has no field tagged etag (use the Unconditional form)", ErrNoETag, r.c.typ)
-		}
-		return "", fmt.Errorf("%w: %s.%s is empty (read the entity first, or use the Unconditional form)", ErrNoETag, r.c.typ, r.c.etag.goPath)
-	}
-	return etag, nil
-}
+func (r *Repository[T]) ifMatch(rv reflect.Value) (store.ETag, error) { return r.c.ifMatch(rv) }
 
 // Update merges or replaces the stored entity with *v if it still has the
 // ETag held in v's etag field (optimistic concurrency), and stores the new
