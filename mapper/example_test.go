@@ -242,3 +242,42 @@ func ExampleAppendJSON() {
 	// Output:
 	// {"PartitionKey":"Sales","RowKey":"1","Age":34,"Name":"Ann","Salary@odata.type":"Edm.Int64","Salary":"1099511627776"} <nil>
 }
+
+func ExampleBatch() {
+	ctx := context.Background()
+	repo := mapper.NewRepository[Employee](newTable("Employees"), "Employees")
+	sales := repo.Partition("Sales")
+
+	// Fill transactions until one is full, run it, and start the next.
+	b := sales.Batch()
+	runs := 0
+	for i := range 250 {
+		e := &Employee{Department: "Sales", ID: fmt.Sprintf("%05d", i), Name: "E"}
+		err := b.Insert(e)
+		if errors.Is(err, mapper.ErrBatchFull) {
+			if err := b.Run(ctx); err != nil {
+				fmt.Println(err)
+				return
+			}
+			runs++
+			b = sales.Batch()
+			err = b.Insert(e)
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	if err := b.Run(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	runs++
+	n := 0
+	for range sales.Query(ctx) {
+		n++
+	}
+	fmt.Println(n, "employees in", runs, "transactions")
+	// Output:
+	// 250 employees in 3 transactions
+}
