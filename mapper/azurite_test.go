@@ -44,8 +44,7 @@ func TestRoundTripAzurite(t *testing.T) {
 	g := newGen(4)
 	for i := range 120 {
 		in := g.allTypes()
-		// azstore cannot address an empty PartitionKey (aztables v1.4.0).
-		in.PK, in.RK = "p"+in.PK, fmt.Sprintf("%s_%d", in.RK, i)
+		in.RK = fmt.Sprintf("%s_%d", in.RK, i)
 		if err := r.Upsert(ctx, &in, store.Replace); err != nil {
 			t.Fatalf("case %d: %v\n%+v", i, err, in)
 		}
