@@ -148,6 +148,78 @@ func badInputs() []badInput {
 				{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: "b", RowKey: "2"}}})
 			return err
 		}},
+		{"Update_StaleETag", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			etag, err := tbl.Insert(ctx, store.Entity{PartitionKey: "s", RowKey: "r"})
+			if err != nil {
+				return err
+			}
+			if _, err := tbl.Update(ctx, store.Entity{PartitionKey: "s", RowKey: "r"}, store.Merge, etag); err != nil {
+				return err
+			}
+			_, err = tbl.Update(ctx, store.Entity{PartitionKey: "s", RowKey: "r"}, store.Merge, etag)
+			return err
+		}},
+		{"Entity_MissingTable", func(ctx context.Context, st store.Store, _ store.Table) error {
+			_, err := st.Table("tkmissing").Insert(ctx, store.Entity{PartitionKey: "p", RowKey: "r"})
+			return err
+		}},
+		{"DeleteTable_Missing", func(ctx context.Context, st store.Store, _ store.Table) error {
+			return st.DeleteTable(ctx, "tkmissing")
+		}},
+		{"CreateTable_Exists", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			return st.CreateTable(ctx, strings.ToUpper(tbl.Name()))
+		}},
+		{"ListTables_TopTooLarge", func(ctx context.Context, st store.Store, _ store.Table) error {
+			_, err := st.ListTables(ctx, store.ListTablesOptions{Top: store.MaxPageSize + 1})
+			return err
+		}},
+		{"Queue_GetZero", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			_, err := st.Queue(strings.ToLower(tbl.Name())).Get(ctx, 0, time.Minute)
+			return err
+		}},
+		{"Queue_VisibilityTooLong", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			_, err := st.Queue(strings.ToLower(tbl.Name())).Get(ctx, 1, store.MaxVisibilityTimeout+time.Second)
+			return err
+		}},
+		{"Queue_MessageTooLarge", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			_, err := st.Queue(strings.ToLower(tbl.Name())).Put(ctx, make([]byte, store.MaxMessageSize+1), nil)
+			return err
+		}},
+		{"Blob_NameTooLong", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			_, err := st.Container(strings.ToLower(tbl.Name())).Put(ctx, strings.Repeat("b", 1025), nil, nil)
+			return err
+		}},
+		{"Blob_CreateOnlyExists", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			c := st.Container(strings.ToLower(tbl.Name()))
+			if err := c.Create(ctx); err != nil {
+				return err
+			}
+			defer c.Delete(context.Background())
+			if _, err := c.Put(ctx, "b", []byte("1"), nil); err != nil {
+				return err
+			}
+			_, err := c.Put(ctx, "b", []byte("2"), &store.BlobPutOptions{IfNoneMatchAny: true})
+			return err
+		}},
+		{"Blob_StaleIfMatch", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			c := st.Container(strings.ToLower(tbl.Name()))
+			if err := c.Create(ctx); err != nil {
+				return err
+			}
+			defer c.Delete(context.Background())
+			p, err := c.Put(ctx, "b", []byte("1"), nil)
+			if err != nil {
+				return err
+			}
+			if _, err := c.Put(ctx, "b", []byte("2"), nil); err != nil {
+				return err
+			}
+			return c.DeleteBlob(ctx, "b", p.ETag)
+		}},
+		{"Blob_MissingContainer", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			_, _, err := st.Container(strings.ToLower(tbl.Name())+"x").Get(ctx, "b")
+			return err
+		}},
 		{"Queue_BadName", func(ctx context.Context, st store.Store, _ store.Table) error {
 			return st.Queue("Bad_Name").Create(ctx)
 		}},
