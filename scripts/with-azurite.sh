@@ -22,6 +22,7 @@ fi
 command -v node >/dev/null || { echo "with-azurite: node is not installed (Azurite needs Node.js 18 or later)" >&2; exit 1; }
 
 if [ ! -x "$tools/node_modules/.bin/azurite" ]; then
+	command -v npm >/dev/null || { echo "with-azurite: npm is not installed: it is needed once to install Azurite into $tools" >&2; exit 1; }
 	echo "with-azurite: installing Azurite from $tools/package-lock.json" >&2
 	(cd "$tools" && npm ci --no-audit --no-fund --loglevel=error) >&2
 fi

@@ -51,7 +51,7 @@ type Options struct {
 	// Retry configures azcore's retry policy for requests that are safe to
 	// repeat. Zero fields take tablekit's defaults: 4 retries, exponential
 	// backoff from 500 ms up to 30 s, on 408, 500, 502, 503 and 504 and on
-	// transport errors. Writes that are not idempotent are retried only
+	// transport errors. MaxRetries -1 disables retries. Writes that are not idempotent are retried only
 	// when the service refused them without doing any work (see
 	// docs/azure.md).
 	Retry policy.RetryOptions
