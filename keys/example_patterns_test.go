@@ -38,12 +38,12 @@ func Example_intraPartitionIndex() {
 	id, _ := keys.PadUint(223, 6)
 	fmt.Println("empid_" + id)
 	fmt.Println("email_" + "jonesj@contoso.com")
-	fmt.Println(keys.Between("empid_000100", "empid_000199")) // ids 100 to 199
+	fmt.Println(keys.Between("empid_000100", "empid_000200")) // ids 100 to 199
 	fmt.Println(keys.PrefixRange("email_a"))                  // emails starting with a
 	// Output:
 	// empid_000223
 	// email_jonesj@contoso.com
-	// ge "empid_000100" and le "empid_000199"
+	// ge "empid_000100" and lt "empid_000200"
 	// ge "email_a" and lt "email_b"
 }
 

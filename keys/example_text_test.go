@@ -88,11 +88,11 @@ func ExamplePrefixRange() {
 }
 
 func ExampleBetween() {
-	r := keys.Between("empid_000100", "empid_000199")
+	r := keys.Between("empid_000100", "empid_000200")
 	fmt.Println(r)
 	fmt.Println(r.Contains("empid_000199"), r.Contains("empid_000200"))
 	// Output:
-	// ge "empid_000100" and le "empid_000199"
+	// ge "empid_000100" and lt "empid_000200"
 	// true false
 }
 
@@ -104,7 +104,7 @@ func ExampleRange_Contains() {
 }
 
 func ExampleRange_Empty() {
-	fmt.Println(keys.Between("b", "a").Empty(), keys.Between("a", "a").Empty())
+	fmt.Println(keys.Between("b", "a").Empty(), keys.Between("a", "b").Empty())
 	// Output:
 	// true false
 }

@@ -67,11 +67,14 @@ func nextKeyRune(r rune) (rune, bool) {
 	}
 }
 
-// Between returns the range of keys from lo to hi, both included: the
-// guide's (RowKey ge 'empid_000100') and (RowKey le 'empid_000199'). If hi
-// sorts before lo the range is empty.
+// Between returns the half-open range of keys from lo up to, not
+// including, hi: (RowKey ge 'empid_000100') and (RowKey lt 'empid_000200').
+// Half-open like every range in tablekit (filter.PK.Between,
+// mapper.Field.Between, PrefixRange), so adjacent ranges never overlap. For
+// the guide's inclusive form (ge ... le ...), set UpperIncluded on the
+// result. If hi does not sort after lo the range is empty.
 func Between(lo, hi string) Range {
-	return Range{Lower: lo, Upper: hi, HasUpper: true, UpperIncluded: true}
+	return Range{Lower: lo, Upper: hi, HasUpper: true}
 }
 
 // Contains reports whether key lies in r, comparing in the service's

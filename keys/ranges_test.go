@@ -68,22 +68,28 @@ func TestPrefixRangeInvalidUTF8(t *testing.T) {
 }
 
 func TestBetweenAndContains(t *testing.T) {
-	r := Between("empid_000100", "empid_000199")
+	r := Between("empid_000100", "empid_000200")
 	for k, want := range map[string]bool{
 		"empid_000100":  true,
 		"empid_000150":  true,
 		"empid_000199":  true,
-		"empid_000199a": false,
+		"empid_000199a": true,
+		"empid_000200":  false,
 		"empid_000099":  false,
-		"empid_0002":    false,
+		"empid_0002":    true, // a prefix of "empid_000200", so it sorts inside: why ids are padded
 		"email_x":       false,
 	} {
 		if got := r.Contains(k); got != want {
 			t.Errorf("Between(...).Contains(%q) = %v, want %v", k, got, want)
 		}
 	}
-	if !Between("b", "a").Empty() || Between("a", "a").Empty() {
-		t.Errorf("Empty: Between(b, a) must be empty and Between(a, a) must hold a")
+	if !Between("b", "a").Empty() || !Between("a", "a").Empty() || Between("a", "b").Empty() {
+		t.Errorf("Empty: Between(b, a) and Between(a, a) must be empty, Between(a, b) must hold a")
+	}
+	closed := Between("a", "a")
+	closed.UpperIncluded = true
+	if closed.Empty() || !closed.Contains("a") {
+		t.Errorf("[a, a] holds a")
 	}
 	if (Range{}).Empty() || !(Range{}).Contains("anything") || !(Range{}).Contains("") {
 		t.Errorf("the zero Range holds every key")
@@ -100,7 +106,7 @@ func TestBetweenAndContains(t *testing.T) {
 func TestRangeString(t *testing.T) {
 	cases := map[string]Range{
 		`ge "a" and lt "b"`: PrefixRange("a"),
-		`ge "a" and le "c"`: Between("a", "c"),
+		`ge "a" and lt "c"`: Between("a", "c"),
 		`ge ""`:             {},
 	}
 	for want, r := range cases {

@@ -1,7 +1,8 @@
-// Command quickstart shows tablekit's store contract end to end: create a
-// table, insert, read, update with an ETag, query a key range, run a
-// transaction and delete. It runs on memstore by default; pass -conn (or set
-// TABLEKIT_CONN) to run the same program against Azurite or Azure.
+// Command quickstart shows tablekit end to end on a typed repository:
+// create a table, insert a struct, read it back, update it with its ETag,
+// query a key range across every page, run a transaction and delete. It
+// runs on memstore by default; pass -conn (or set TABLEKIT_CONN) to run the
+// same program against Azurite or Azure.
 //
 //	go run ./examples/quickstart
 //	go run ./examples/quickstart -conn "$TABLEKIT_AZURITE_CONN"
@@ -17,14 +18,28 @@ import (
 	"os"
 	"time"
 
+	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/filter"
+	"github.com/tablekit/tablekit/store/azstore"
 )
+
+// Employee is one row of the Employees table: the department is the
+// PartitionKey, the zero-padded employee id the RowKey. Salary is an int64,
+// so it is stored as Edm.Int64; Hired is stored as Edm.DateTime.
+type Employee struct {
+	Department string     `table:",pk"`
+	ID         string     `table:",rk"`
+	ETag       store.ETag `table:",etag"`
+	Name       string
+	Age        int32
+	Salary     int64
+	Hired      time.Time
+}
 
 func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONN"), "storage connection string (Azurite or Azure); empty runs on memstore")
-	table := flag.String("table", "Quickstart", "table name to use (created and deleted)")
+	table := flag.String("table", "Quickstart", "table to use (created, then deleted)")
 	flag.Parse()
 
 	st, backend, err := open(*conn)
@@ -38,93 +53,86 @@ func main() {
 	}
 }
 
-// run is the whole walkthrough; it cleans up the table it creates.
-func run(ctx context.Context, w io.Writer, st store.Store, name string) (err error) {
-	if err := st.CreateTable(ctx, name); err != nil {
+// run is the whole walkthrough; it deletes the table it creates.
+func run(ctx context.Context, w io.Writer, st store.Store, table string) (err error) {
+	if err := st.CreateTable(ctx, table); err != nil {
 		return err
 	}
 	defer func() {
-		if derr := st.DeleteTable(context.WithoutCancel(ctx), name); err == nil {
+		if derr := st.DeleteTable(context.WithoutCancel(ctx), table); err == nil {
 			err = derr
 		}
 	}()
-	t := st.Table(name)
+	repo := mapper.NewRepository[Employee](st, table)
 
-	// Insert: typed values map to EDM types (int64 -> Edm.Int64, time.Time -> Edm.DateTime).
-	hired := time.Date(2021, 3, 1, 9, 0, 0, 0, time.UTC)
-	etag, err := t.Insert(ctx, store.Entity{PartitionKey: "Sales", RowKey: "000123", Properties: map[string]any{
-		"Name": "Ada Lovelace", "Age": int32(36), "Salary": int64(185000), "Hired": hired,
-	}})
-	if err != nil {
+	// Insert a struct; the ETag the service returns lands in the struct.
+	ada := Employee{Department: "Sales", ID: "000123", Name: "Ada Lovelace", Age: 36,
+		Salary: 185_000, Hired: time.Date(2021, 3, 1, 9, 0, 0, 0, time.UTC)}
+	if err := repo.Insert(ctx, &ada); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "inserted Sales/000123")
 
-	// Read it back.
-	e, err := t.Get(ctx, "Sales", "000123", nil)
+	got, err := repo.Get(ctx, "Sales", "000123")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "read %s, age %d, salary %d\n", e.Properties["Name"], e.Properties["Age"], e.Properties["Salary"])
+	fmt.Fprintf(w, "read %s, age %d, salary %d, hired %s\n", got.Name, got.Age, got.Salary, got.Hired.Format(time.DateOnly))
 
-	// Update with the ETag we read: optimistic concurrency.
-	e.Properties["Age"] = int32(37)
-	newTag, err := t.Update(ctx, e, store.Merge, etag)
-	if err != nil {
+	// Update with the ETag we read: optimistic concurrency by default.
+	stale := got
+	got.Age = 37
+	if err := repo.Update(ctx, &got, store.Merge); err != nil {
 		return err
 	}
-	// A second update with the stale ETag fails with 412.
-	_, err = t.Update(ctx, e, store.Merge, etag)
+	stale.Age = 99
+	err = repo.Update(ctx, &stale, store.Merge)
 	if !errors.Is(err, store.ErrPreconditionFailed) {
-		return fmt.Errorf("stale ETag: want a precondition failure, got %v", err)
+		return fmt.Errorf("update with a stale ETag: want a precondition failure, got %v", err)
 	}
-	fmt.Fprintf(w, "updated with ETag; stale ETag refused: %s\n", store.Code(err))
-	_ = newTag
+	fmt.Fprintf(w, "updated with its ETag; a stale ETag is refused: %s\n", store.Code(err))
 
 	// A transaction: up to 100 writes to one partition, all or nothing.
-	var actions []store.Action
+	batch := repo.Partition("Sales").Batch()
 	for i := 124; i < 130; i++ {
-		actions = append(actions, store.Action{Kind: store.ActionInsert, Entity: store.Entity{
-			PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i),
-			Properties: map[string]any{"Name": fmt.Sprintf("Employee %d", i), "Age": int32(20 + i%40)},
-		}})
+		e := Employee{Department: "Sales", ID: fmt.Sprintf("%06d", i), Name: fmt.Sprintf("Employee %d", i), Age: int32(20 + i%40)}
+		if err := batch.Insert(&e); err != nil {
+			return err
+		}
 	}
-	if _, err := t.Transact(ctx, actions); err != nil {
+	if err := batch.Run(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "transaction inserted %d entities\n", len(actions))
+	fmt.Fprintf(w, "transaction inserted %d employees\n", batch.Len())
 
-	// Query a row range with an escaped, typed filter, following every page.
-	f := filter.And(filter.PK.Eq("Sales"), filter.RK.Ge("000124"), filter.RK.Lt("000127"))
-	q := store.Query{Filter: f.String(), Select: []string{"Name"}}
-	for {
-		page, err := t.Query(ctx, q)
+	// A typed range query: field names and value types are checked when the
+	// filter is built, and the iterator follows every continuation token.
+	where := mapper.Where[Employee]("ID").Between("000124", "000127").And(mapper.Where[Employee]("Age").Ge(int32(20)))
+	for e, err := range repo.Partition("Sales").Query(ctx, where) {
 		if err != nil {
 			return err
 		}
-		for _, e := range page.Entities {
-			fmt.Fprintf(w, "  %s/%s %s\n", e.PartitionKey, e.RowKey, e.Properties["Name"])
-		}
-		if page.Continuation == "" {
-			break
-		}
-		q.Continuation = page.Continuation
+		fmt.Fprintf(w, "  %s/%s %s (%d)\n", e.Department, e.ID, e.Name, e.Age)
 	}
 
-	// Delete unconditionally.
-	if err := t.Delete(ctx, "Sales", "000123", store.ETagAny); err != nil {
+	// Delete with the ETag, then check it is gone.
+	if err := repo.Delete(ctx, &got); err != nil {
 		return err
 	}
-	_, err = t.Get(ctx, "Sales", "000123", nil)
+	_, err = repo.Get(ctx, "Sales", "000123")
 	fmt.Fprintf(w, "deleted; reading it again: not found = %v\n", errors.Is(err, store.ErrNotFound))
 	return nil
 }
 
-// open returns memstore, or the Azure backend when a connection string is given.
+// open returns memstore, or the Azure backend when a connection string is
+// given (Azurite's or an Azure storage account's).
 func open(conn string) (store.Store, string, error) {
 	if conn == "" {
 		return memstore.New(), "memstore", nil
 	}
-	st, err := openAzure(conn)
-	return st, "azure", err
+	st, err := azstore.NewFromConnectionString(conn, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, "azure", nil
 }
