@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -43,10 +44,10 @@ func decodeEntityToken(tok string) (npk, nrk string, err error) {
 // filter fails with InvalidInput as on memstore, and every returned entity
 // is checked again with the parsed filter's Match: Azurite compares values
 // of different types loosely, and this drops what the service would not
-// have matched. With a filter, $select is applied after that check (the
-// check needs the filtered properties); without one it is sent to the
-// service. Either way a selected property the entity lacks is absent from
-// Properties, as on memstore (Azure sends it as null).
+// have matched. $select is sent with the filter's properties added (the
+// check needs them) and applied again after the check. A selected property
+// the entity lacks is absent from Properties, as on memstore (Azure sends
+// it as null).
 func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	if err := h.ready(); err != nil {
 		return store.Page{}, err
@@ -78,8 +79,16 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	if q.Top > 0 {
 		opts.Top = to.Ptr(int32(q.Top))
 	}
-	if len(q.Select) > 0 && f.MatchesAll() {
-		opts.Select = to.Ptr("PartitionKey,RowKey,Timestamp," + strings.Join(q.Select, ","))
+	if len(q.Select) > 0 {
+		// The service projects; Match needs the filtered properties too,
+		// and project drops them again afterwards.
+		names := []string{"PartitionKey", "RowKey", "Timestamp"}
+		for _, p := range slices.Concat(q.Select, f.Properties()) {
+			if !slices.Contains(names, p) {
+				names = append(names, p)
+			}
+		}
+		opts.Select = to.Ptr(strings.Join(names, ","))
 	}
 	resp, raw, err := h.fetch(ctx, opts)
 	if h.recase(ctx, err) {
