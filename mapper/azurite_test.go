@@ -7,23 +7,16 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
 )
 
-// azuriteStore returns a store on the Azurite that make test starts, or
-// skips (fails when TABLEKIT_REQUIRE_AZURITE is set, so make test never
-// skips silently).
+// azuriteStore returns a store on the Azurite that make test starts (see
+// azuritetest.Conn for the skip and require rules).
 func azuriteStore(t *testing.T) store.Store {
 	t.Helper()
-	conn := os.Getenv("TABLEKIT_AZURITE_CONN")
-	if conn == "" {
-		if os.Getenv("TABLEKIT_REQUIRE_AZURITE") != "" {
-			t.Fatal("TABLEKIT_REQUIRE_AZURITE is set but TABLEKIT_AZURITE_CONN is empty")
-		}
-		t.Skip("set TABLEKIT_AZURITE_CONN or run make test")
-	}
-	st, err := azstore.NewFromConnectionString(conn, nil)
+	st, err := azstore.NewFromConnectionString(azuritetest.Conn(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
