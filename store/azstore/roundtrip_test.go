@@ -28,6 +28,7 @@ func edgeEntities() []store.Entity {
 		{"I32": int32(math.MinInt32), "I64": int64(math.MinInt64), "D": math.MaxFloat64, "DT": time.Date(2024, 2, 29, 12, 0, 0, 100, time.UTC)},
 		{"D": -2.5e-300, "I64": int64(1 << 53), "S": strings.Repeat("x", 1000)},
 		{"D": math.Inf(1), "E": math.Inf(-1), "F": math.NaN(), "W": 123456789.0},
+		{}, // no properties at all: an empty, non-nil map on both backends
 	}
 	out := make([]store.Entity, len(props))
 	for i, p := range props {

@@ -118,8 +118,12 @@ func decodeErr(err error, what string) error {
 
 // project keeps only the selected properties (keys, Timestamp and ETag
 // always stay), as memstore does.
+// Properties is never nil, as on memstore.
 func project(e *store.Entity, sel []string) {
-	if len(sel) == 0 || e.Properties == nil {
+	if len(sel) == 0 {
+		if e.Properties == nil {
+			e.Properties = map[string]any{}
+		}
 		return
 	}
 	keep := make(map[string]any, len(sel))
@@ -127,9 +131,6 @@ func project(e *store.Entity, sel []string) {
 		if v, ok := e.Properties[n]; ok {
 			keep[n] = v
 		}
-	}
-	if len(keep) == 0 {
-		keep = nil
 	}
 	e.Properties = keep
 }
