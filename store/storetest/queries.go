@@ -19,11 +19,12 @@ func (s *suite) queries(t *testing.T) {
 				t.Logf("$top %d", top)
 			}
 		}
+		// A valid $top is accepted; a page may come back short or empty
+		// with a continuation token, so the check follows the tokens.
 		for _, top := range []int{1, store.MaxPageSize} {
-			p, err := tbl.Query(t.Context(), store.Query{Top: top})
-			must(t, err, "Query with a valid $top")
-			if len(p.Entities) != 1 {
-				t.Errorf("$top %d returned %d entities, want 1", top, len(p.Entities))
+			all, _ := scanAll(t, tbl, store.Query{Top: top}, top)
+			if len(all) != 1 {
+				t.Errorf("$top %d returned %d entities in all, want 1", top, len(all))
 			}
 		}
 	})
