@@ -174,3 +174,22 @@ func BenchmarkJSONMarshalMap(b *testing.B) {
 		}
 	}
 }
+
+// TestScanDoesNotAllocate pins the promise of Scan's doc comment: walking
+// an entity with a callback that keeps nothing allocates nothing.
+func TestScanDoesNotAllocate(t *testing.T) {
+	data := []byte(benchEntity)
+	n := 0
+	fn := func(p Property) error { n++; return nil }
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := Scan(data, fn); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Scan allocates %.0f times per entity, want 0", allocs)
+	}
+	if n == 0 {
+		t.Error("Scan delivered no property")
+	}
+}
