@@ -115,6 +115,11 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	}
 	results := make([]store.ActionResult, len(actions))
 	for i, p := range parts {
+		// Responses come in request order; a Content-ID, when present,
+		// names the action outright.
+		if p.contentID >= 1 && p.contentID <= len(actions) {
+			i = p.contentID - 1
+		}
 		if actions[i].Kind != store.ActionDelete {
 			results[i].ETag = store.ETag(p.etag)
 		}
