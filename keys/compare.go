@@ -61,10 +61,13 @@ func utf16Rank(r rune) int32 {
 	return r
 }
 
-// utf16Len counts the UTF-16 code units of s: a character beyond the
+// UTF16Len counts the UTF-16 code units of s: a character beyond the
 // Basic Multilingual Plane counts twice. Invalid bytes count as one unit
 // each (they would become U+FFFD).
-func utf16Len(s string) int {
+//
+// UTF16Len is the unit the service measures keys, property names and
+// strings in: a key may hold MaxKeyUnits of them.
+func UTF16Len(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf {

@@ -36,7 +36,7 @@ func Join(parts ...string) (string, error) {
 		}
 	}
 	out := string(b)
-	if u := utf16Len(out); u > MaxKeyUnits {
+	if u := UTF16Len(out); u > MaxKeyUnits {
 		return "", fmt.Errorf("%w: compound key of %d parts is %d UTF-16 code units long, the limit is %d", ErrInvalidKey, len(parts), u, MaxKeyUnits)
 	}
 	return out, nil

@@ -70,7 +70,7 @@ func Escape(s string) (string, error) {
 		return "", err
 	}
 	out := string(b)
-	if n := utf16Len(out); n > MaxKeyUnits {
+	if n := UTF16Len(out); n > MaxKeyUnits {
 		return "", fmt.Errorf("%w: escaped form of %s is %d UTF-16 code units long, the limit is %d", ErrInvalidKey, quote(s), n, MaxKeyUnits)
 	}
 	return out, nil

@@ -114,3 +114,10 @@ func ExampleRange_String() {
 	// Output:
 	// ge "Sales" and lt "Salet"
 }
+
+func ExampleUTF16Len() {
+	// A character beyond the Basic Multilingual Plane counts twice, as the
+	// service counts it against the 1,024-unit key limit.
+	fmt.Println(keys.UTF16Len("abc"), keys.UTF16Len("Zürich"), keys.UTF16Len("\U0001F600"))
+	// Output: 3 6 2
+}

@@ -36,7 +36,7 @@ func FuzzEscape(f *testing.F) {
 			return
 		}
 		if errA != nil {
-			if utf16Len(a) <= MaxKeyUnits/3 {
+			if UTF16Len(a) <= MaxKeyUnits/3 {
 				t.Fatalf("Escape(%q): %v", a, errA)
 			}
 			return

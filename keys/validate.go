@@ -15,7 +15,7 @@ const MaxKeyUnits = 1024
 // The empty string is a legal key. The error wraps [ErrInvalidKey] and
 // names the offending character, its byte offset and the rule.
 func ValidKey(s string) error {
-	if n := utf16Len(s); n > MaxKeyUnits {
+	if n := UTF16Len(s); n > MaxKeyUnits {
 		return fmt.Errorf("%w: %s is %d UTF-16 code units long, the limit is %d", ErrInvalidKey, quote(s), n, MaxKeyUnits)
 	}
 	for i := 0; i < len(s); {

@@ -14,13 +14,7 @@ import (
 // the last key it examined. The token is a key, not a position, so it stays
 // valid across concurrent writes.
 func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	if err := store.ValidateTop(q.Top); err != nil {
-		return store.Page{}, err
-	}
-	if err := store.ValidateSelect(q.Select); err != nil {
-		return store.Page{}, err
-	}
-	f, err := filter.Parse(q.Filter)
+	f, err := filter.ParseQuery(q)
 	if err != nil {
 		return store.Page{}, err
 	}

@@ -68,15 +68,9 @@ func (h *tableHandle) begin(ctx context.Context, op Operation) (*table, error) {
 
 // Get implements store.Table.
 func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOptions) (store.Entity, error) {
-	if err := store.ValidateKeys(pk, rk); err != nil {
+	sel, err := store.ValidateGet(pk, rk, opts)
+	if err != nil {
 		return store.Entity{}, err
-	}
-	var sel []string
-	if opts != nil {
-		if err := store.ValidateSelect(opts.Select); err != nil {
-			return store.Entity{}, err
-		}
-		sel = opts.Select
 	}
 	t, err := h.begin(ctx, OpGet)
 	if err != nil {

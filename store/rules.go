@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/tablekit/tablekit/keys"
+
 	"fmt"
 	"math"
 	"strings"
@@ -40,27 +42,9 @@ const (
 	MaxFilterComparisons = 15
 )
 
-// utf16Len counts the UTF-16 code units of s, the unit the service measures
-// strings in: a rune beyond the Basic Multilingual Plane counts twice.
-func utf16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
+// utf16Len counts the UTF-16 code units of s, the unit the service
+// measures strings in (see keys.UTF16Len).
+func utf16Len(s string) int { return keys.UTF16Len(s) }
 
 // UTF16Len reports the length of s in UTF-16 code units.
 func UTF16Len(s string) int { return utf16Len(s) }
@@ -311,6 +295,22 @@ func ValidateTop(top int) error {
 		return invalid("$top %d is out of range: it must be 1 to %d", top, MaxPageSize)
 	}
 	return nil
+}
+
+// ValidateGet checks a point read: its keys and, when opts is given, its
+// $select. It returns the projection (nil for the whole entity). Every
+// backend calls it before reading.
+func ValidateGet(pk, rk string, opts *GetOptions) ([]string, error) {
+	if err := ValidateKeys(pk, rk); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		return nil, nil
+	}
+	if err := ValidateSelect(opts.Select); err != nil {
+		return nil, err
+	}
+	return opts.Select, nil
 }
 
 // ValidateSelect checks the property names of a $select.

@@ -52,13 +52,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	if err := h.ready(); err != nil {
 		return store.Page{}, err
 	}
-	if err := store.ValidateTop(q.Top); err != nil {
-		return store.Page{}, err
-	}
-	if err := store.ValidateSelect(q.Select); err != nil {
-		return store.Page{}, err
-	}
-	f, err := filter.Parse(q.Filter)
+	f, err := filter.ParseQuery(q)
 	if err != nil {
 		return store.Page{}, err
 	}

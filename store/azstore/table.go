@@ -69,15 +69,9 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	if err := h.ready(); err != nil {
 		return store.Entity{}, err
 	}
-	if err := store.ValidateKeys(pk, rk); err != nil {
+	sel, err := store.ValidateGet(pk, rk, opts)
+	if err != nil {
 		return store.Entity{}, err
-	}
-	var sel []string
-	if opts != nil {
-		if err := store.ValidateSelect(opts.Select); err != nil {
-			return store.Entity{}, err
-		}
-		sel = opts.Select
 	}
 	var raw *http.Response
 	kctx, kpk := keyCtx(ctx, pk)

@@ -115,6 +115,20 @@ func Parse(s string) (*Filter, error) {
 	return newFilter(root, count), nil
 }
 
+// ParseQuery checks a query request as the service does, $top (0 to
+// 1,000), the $select names and the $filter, and returns the parsed
+// filter. Every backend calls it before running a query, so they refuse the
+// same requests with the same codes.
+func ParseQuery(q store.Query) (*Filter, error) {
+	if err := store.ValidateTop(q.Top); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateSelect(q.Select); err != nil {
+		return nil, err
+	}
+	return Parse(q.Filter)
+}
+
 // newFilter compiles a checked tree.
 func newFilter(root *node, count int) *Filter {
 	return &Filter{root: root, prog: compile(root), count: count, props: propertyNames(root)}

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -203,6 +204,19 @@ func TestProperties(t *testing.T) {
 		}
 		if got := f.Properties(); !slices.Equal(got, want) {
 			t.Errorf("Properties(%q) = %q, want %q", src, got, want)
+		}
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	if f, err := ParseQuery(store.Query{Filter: "A eq 1", Top: 1000, Select: []string{"A"}}); err != nil || f.Comparisons() != 1 {
+		t.Fatalf("ParseQuery of a valid query: %v", err)
+	}
+	for _, q := range []store.Query{
+		{Top: 1001}, {Top: -1}, {Select: []string{"a b"}}, {Filter: "startswith(A, 'x')"},
+	} {
+		if _, err := ParseQuery(q); !errors.Is(err, store.ErrInvalidInput) {
+			t.Errorf("ParseQuery(%+v) = %v, want an invalid-input error", q, err)
 		}
 	}
 }
