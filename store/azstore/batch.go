@@ -1,13 +1,8 @@
 package azstore
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -156,48 +151,4 @@ func (p changesetPart) failure(what string, n int) error {
 		text += ": " + msg
 	}
 	return &store.Error{Code: code, Status: p.status, Index: index, Message: text}
-}
-
-// parseChangeset reads a $batch response: a multipart/mixed body whose
-// parts are application/http responses, possibly nested in a changeset
-// (multipart/mixed) part.
-func parseChangeset(contentType string, body []byte) ([]changesetPart, error) {
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
-		return nil, errors.New("the batch response is not multipart")
-	}
-	var out []changesetPart
-	err = readParts(multipart.NewReader(bytes.NewReader(body), params["boundary"]), &out, 0)
-	return out, err
-}
-
-func readParts(r *multipart.Reader, out *[]changesetPart, depth int) error {
-	for {
-		part, err := r.NextPart()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		data, err := io.ReadAll(part)
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return err
-		}
-		mt, params, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
-		if strings.HasPrefix(mt, "multipart/") && depth == 0 {
-			if err := readParts(multipart.NewReader(bytes.NewReader(data), params["boundary"]), out, depth+1); err != nil {
-				return err
-			}
-			continue
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), nil)
-		if err != nil {
-			return err
-		}
-		rb, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		cid, _ := strconv.Atoi(resp.Header.Get("Content-ID"))
-		*out = append(*out, changesetPart{status: resp.StatusCode, etag: resp.Header.Get("ETag"), contentID: cid, body: rb})
-	}
 }
