@@ -25,7 +25,24 @@ const (
 	ctxEmptyPK ctxKey = iota + 1
 	ctxKeepMessageBody
 	ctxQuotedKeys
+	ctxQueryBody
 )
+
+// queryBody receives the raw body of a successful query response.
+type queryBody struct{ data []byte }
+
+// withQueryBody marks a query whose successful response body tablePolicy
+// hands to qb and replaces with an empty result before aztables sees it.
+// aztables v1.4.0 decodes every page with encoding/json into maps and
+// marshals each entity back to bytes, which costs more CPU than the
+// request; azstore decodes the original bytes itself with store/wire, so
+// aztables only needs the status and the continuation headers.
+func withQueryBody(ctx context.Context, qb *queryBody) context.Context {
+	return context.WithValue(ctx, ctxQueryBody, qb)
+}
+
+// emptyQueryResult is what aztables parses instead of a stolen body.
+const emptyQueryResult = `{"value":[]}`
 
 // withQuotedKeys marks a batch whose keys were given with doubled single
 // quotes: aztables v1.4.0 puts batch keys into the sub-request URLs
@@ -42,7 +59,8 @@ func withEmptyPK(ctx context.Context) context.Context {
 	return context.WithValue(ctx, ctxEmptyPK, true)
 }
 
-// tablePolicy rewrites table requests just before they are sent:
+// tablePolicy rewrites table requests just before they are sent, and for a
+// query marked withQueryBody takes the response body (see withQueryBody):
 //
 //   - for a request marked withEmptyPK, the placeholder key %01 in the URL
 //     (and in the sub-request lines of a batch) becomes the empty key, and
@@ -54,7 +72,10 @@ func withEmptyPK(ctx context.Context) context.Context {
 //     the service reads the escapes as the same characters.
 type tablePolicy struct{}
 
-func (tablePolicy) Do(req *policy.Request) (*http.Response, error) {
+func (p tablePolicy) Do(req *policy.Request) (*http.Response, error) {
+	if qb, ok := req.Raw().Context().Value(ctxQueryBody).(*queryBody); ok {
+		return p.takeQueryBody(req, qb)
+	}
 	raw := req.Raw()
 	emptyPK, _ := raw.Context().Value(ctxEmptyPK).(bool)
 	if emptyPK {
@@ -181,4 +202,23 @@ func undoubleMember(line []byte, member string) []byte {
 	out = append(out, line[:start]...)
 	out = append(out, value...)
 	return append(out, line[end:]...)
+}
+
+// takeQueryBody sends a query and, when it succeeds, moves the response
+// body into qb and leaves aztables an empty result with the same headers.
+// Error responses pass through untouched so aztables can build its error.
+func (tablePolicy) takeQueryBody(req *policy.Request, qb *queryBody) (*http.Response, error) {
+	resp, err := req.Next()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	qb.data = data
+	resp.Body = io.NopCloser(strings.NewReader(emptyQueryResult))
+	resp.ContentLength = int64(len(emptyQueryResult))
+	return resp, nil
 }

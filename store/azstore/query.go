@@ -84,21 +84,14 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		}
 		opts.Select = to.Ptr(strings.Join(names, ","))
 	}
-	resp, raw, err := h.fetch(ctx, opts)
+	resp, body, err := h.fetch(ctx, opts)
 	if h.recase(ctx, err) {
-		resp, raw, err = h.fetch(ctx, opts)
+		resp, body, err = h.fetch(ctx, opts)
 	}
-	if err != nil {
-		return store.Page{}, mapErr(err, "query "+quote(h.name))
-	}
-	body, err := runtime.Payload(raw)
 	if err != nil {
 		return store.Page{}, mapErr(err, "query "+quote(h.name))
 	}
 	var page store.Page
-	if n := len(resp.Entities); n > 0 {
-		page.Entities = make([]store.Entity, 0, n)
-	}
 	err = wire.EachEntity(body, func(obj []byte) error {
 		e, err := wire.DecodeEntity(obj)
 		if err != nil {
@@ -124,12 +117,14 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	return page, nil
 }
 
-// fetch reads one page and captures the raw response.
-func (h *tableHandle) fetch(ctx context.Context, opts *aztables.ListEntitiesOptions) (aztables.ListEntitiesResponse, *http.Response, error) {
+// fetch reads one page and returns aztables' answer (its continuation
+// headers) with the raw response body.
+func (h *tableHandle) fetch(ctx context.Context, opts *aztables.ListEntitiesOptions) (aztables.ListEntitiesResponse, []byte, error) {
 	var raw *http.Response
-	first := ctx
+	var qb queryBody
+	first := withQueryBody(ctx, &qb)
 	if opts.Filter != nil {
-		first = policy.WithRetryOptions(ctx, h.s.filterRetry)
+		first = policy.WithRetryOptions(first, h.s.filterRetry)
 	}
 	resp, err := h.cl().NewListEntitiesPager(opts).NextPage(runtime.WithCaptureResponse(first, &raw))
 	if err != nil && opts.Filter != nil && raw != nil && raw.StatusCode == http.StatusInternalServerError {
@@ -140,8 +135,8 @@ func (h *tableHandle) fetch(ctx context.Context, opts *aztables.ListEntitiesOpti
 		// next page may go back to the filtered request.
 		unfiltered := *opts
 		unfiltered.Filter, unfiltered.Select = nil, nil
-		raw = nil
-		resp, err = h.cl().NewListEntitiesPager(&unfiltered).NextPage(runtime.WithCaptureResponse(ctx, &raw))
+		qb = queryBody{}
+		resp, err = h.cl().NewListEntitiesPager(&unfiltered).NextPage(withQueryBody(ctx, &qb))
 	}
-	return resp, raw, err
+	return resp, qb.data, err
 }
