@@ -92,7 +92,7 @@ func validateKey(which, v string, inBatch bool) error {
 	}
 	if n := utf16Len(v); n > MaxKeyUnits {
 		return Errorf(CodeKeyValueTooLarge, 400,
-			"%s is %d UTF-16 code units long: the limit is %d", which, n, MaxKeyUnits)
+			"%s %s is %d UTF-16 code units long: the limit is %d", which, quoteTrunc(v), n, MaxKeyUnits)
 	}
 	code := CodeOutOfRangeInput
 	if inBatch {
@@ -252,10 +252,10 @@ func checkEntity(e *Entity, inBatch bool) (wire int, err error) {
 		}
 		count++
 		if err := ValidatePropertyName(name); err != nil {
-			return 0, err
+			return 0, inEntity(e, err)
 		}
 		if err := ValidateValue(name, v); err != nil {
-			return 0, err
+			return 0, inEntity(e, err)
 		}
 		size += 8 + 2*utf16Len(name) + valueSize(v)
 		wire += propertyWireSize(name, v)
@@ -269,6 +269,18 @@ func checkEntity(e *Entity, inBatch bool) (wire int, err error) {
 			"entity (%s, %s) is %d bytes by the service's size formula: the limit is %d", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), size, MaxEntitySize)
 	}
 	return wire, nil
+}
+
+// inEntity prefixes a property error's message with the entity's keys, so
+// that the message names the offending entity as well as the property and
+// the limit (a bulk write or a transaction carries many entities).
+func inEntity(e *Entity, err error) error {
+	se, ok := err.(*Error)
+	if !ok {
+		return err
+	}
+	se.Message = fmt.Sprintf("entity (%s, %s): %s", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), se.Message)
+	return se
 }
 
 // ValidateETag checks an If-Match value: "*" or a quoted entity tag,
