@@ -54,3 +54,37 @@ func ExampleNewWithTokenCredential() {
 		log.Fatal(err)
 	}
 }
+
+// A shared key authenticates every request of the three services; the
+// handles do no I/O until they are used, and a bad key is refused without
+// echoing it.
+func ExampleNewWithSharedKey() {
+	st, err := azstore.NewWithSharedKey("myaccount", "c2VjcmV0LWtleQ==", azstore.AccountEndpoints("myaccount"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(st.Table("Orders").Name())
+
+	_, err = azstore.NewWithSharedKey("myaccount", "not base64!", azstore.AccountEndpoints("myaccount"), nil)
+	fmt.Println(err)
+	// Output:
+	// Orders
+	// azstore: the account key is not valid base64
+}
+
+// A SAS URL carries its signature in the query. Endpoints left empty leave
+// that service unavailable, with an error naming it.
+func ExampleNewFromSASURL() {
+	st, err := azstore.NewFromSASURL(azstore.Endpoints{
+		Table: "https://myaccount.table.core.windows.net/?sv=2024-11-04&ss=t&srt=sco&sp=rwdlacu&sig=...",
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(st.Table("Orders").Name())
+	err = st.Queue("jobs").Create(context.Background())
+	fmt.Println(store.Code(err), errors.Is(err, store.ErrInvalidInput))
+	// Output:
+	// Orders
+	// InvalidInput true
+}
