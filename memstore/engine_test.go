@@ -189,6 +189,17 @@ func TestTableBeingDeleted(t *testing.T) {
 	if err := s.CreateTable(ctx, "Gone"); err != nil {
 		t.Fatalf("re-create after the window: %v", err)
 	}
+	// The default delay is zero: a plain store reclaims the name at once.
+	plain := New()
+	if err := plain.CreateTable(ctx, "Gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.DeleteTable(ctx, "Gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.CreateTable(ctx, "Gone"); err != nil {
+		t.Errorf("re-create with the default delay: %v, want success", err)
+	}
 }
 
 func TestTimestampsMoveForwardWithAStalledClock(t *testing.T) {
