@@ -127,7 +127,7 @@ func TestPartitionHandle(t *testing.T) {
 		"Delete": p.Delete(ctx, &wrong),
 		"Batch":  p.Batch().Insert(&wrong),
 	} {
-		if err == nil || !strings.Contains(err.Error(), `"d2"`) || !strings.Contains(err.Error(), `"d1"`) {
+		if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), `"d2"`) || !strings.Contains(err.Error(), `"d1"`) {
 			t.Errorf("%s of another partition: %v", name, err)
 		}
 	}

@@ -290,7 +290,7 @@ func collect(root, t reflect.Type, index []int, path string, depth int, viaPtr b
 // flattens reports whether an embedded struct type is flattened (rather
 // than mapped as one value): time.Time and self-encoding types are values.
 func flattens(t reflect.Type) bool {
-	return t != timeType && !implements(t, propMarshalerType) && !implements(t, textMarshalerType)
+	return !isTime(t) && !implements(t, propMarshalerType) && !implements(t, textMarshalerType)
 }
 
 // checkRole validates a field for its role and classifies property fields.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -79,6 +80,30 @@ func TestTagErrors(t *testing.T) {
 		keyed
 		C chan int `table:",json"`
 	}
+	type chanField struct {
+		keyed
+		C chan int
+	}
+	type funcField struct {
+		keyed
+		F func() error
+	}
+	type mapField struct {
+		keyed
+		M map[string]int
+	}
+	type arrayField struct {
+		keyed
+		A [4]byte
+	}
+	type unsafeField struct {
+		keyed
+		U unsafe.Pointer
+	}
+	type funcJSON struct {
+		keyed
+		F func() `table:",json"`
+	}
 	type pkJSON struct {
 		PK string `table:",pk,json"`
 		RK string `table:",rk"`
@@ -112,6 +137,13 @@ func TestTagErrors(t *testing.T) {
 		{iface{}, "V", "concrete type"},
 		{complexF{}, "C", "unsupported type complex128"},
 		{chanJSON{}, "C", "cannot be stored as JSON"},
+		{chanField{}, "C", "unsupported type chan int"},
+		{funcField{}, "F", "unsupported type func() error"},
+		{mapField{}, "M", "map[string]int: add the tag option json"},
+		{arrayField{}, "A", "[4]uint8: add the tag option json"},
+		{unsafeField{}, "U", "unsupported type unsafe.Pointer"},
+		{funcJSON{}, "F", "func() cannot be stored as JSON"},
+		{recursive{}, "Next", "unsupported type mapper.recursive: add the tag option json"},
 		{pkJSON{}, "PK", "json cannot go with"},
 		{halfText{}, "H", "not implement encoding.TextUnmarshaler"},
 		{halfCustom{}, "H", "not implement UnmarshalTableProperty"},
@@ -133,6 +165,13 @@ func TestTagErrors(t *testing.T) {
 			t.Errorf("%T: second use gave %v", c.v, err2)
 		}
 	}
+}
+
+// recursive refers to itself through a pointer field: refused like any
+// struct field without the json option, never followed forever.
+type recursive struct {
+	keyed
+	Next *recursive
 }
 
 type onlyMarshal struct{}
@@ -320,5 +359,50 @@ func TestTaggedRoleWinsOverInferred(t *testing.T) {
 	}
 	if got.Version != `W/"7"` || got.ETag != "" {
 		t.Fatalf("decoded %+v", got)
+	}
+}
+
+// CycleA and CycleB embed each other by pointer.
+type CycleA struct {
+	keyed
+	*CycleB
+}
+
+// CycleB embeds CycleA, closing the cycle.
+type CycleB struct {
+	X int32
+	*CycleA
+}
+
+// node is a linked list, stored as JSON by withList.
+type node struct{ Next *node }
+
+type withList struct {
+	keyed
+	Head *node `table:",json"`
+}
+
+// Recursive types neither hang nor panic: an embedded pointer cycle is
+// followed once, and a cyclic value stored as JSON is an error naming the
+// field.
+func TestRecursiveTypes(t *testing.T) {
+	in := CycleA{keyed: keyed{"p", "r"}, CycleB: &CycleB{X: 7}}
+	e, err := Encode(&in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(e.Properties, map[string]any{"X": int32(7)}) {
+		t.Fatalf("encoded %#v", e.Properties)
+	}
+	var out CycleA
+	if err := Decode(e, &out); err != nil || out.CycleB == nil || out.X != 7 || out.CycleA != nil {
+		t.Fatalf("decoded %+v, %v", out, err)
+	}
+	n := &node{}
+	n.Next = n
+	_, err = Encode(&withList{Head: n})
+	var me *Error
+	if !errors.As(err, &me) || me.Field != "Head" || !strings.Contains(err.Error(), "cycle") {
+		t.Fatalf("cyclic JSON value: %v", err)
 	}
 }

@@ -91,7 +91,8 @@ func (f *field) encode(fv reflect.Value) (any, error) {
 			return int32(u), nil
 		}
 		if u > math.MaxInt64 {
-			return nil, f.errorf("value %d overflows Edm.Int64 (the largest storable value is %d)", u, int64(math.MaxInt64))
+			return nil, f.wrap(store.Errorf(store.CodeOutOfRangeInput, 400,
+				"value %d overflows Edm.Int64 (the largest storable value is %d)", u, int64(math.MaxInt64)), "value out of range")
 		}
 		return int64(u), nil
 	case kFloat:

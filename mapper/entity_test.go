@@ -66,7 +66,7 @@ func TestZeroTimeAndNilAreNotStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"T", "Bin", "PS", "PT", "PG", "Note", "Score", "JS", "JP", "Created", "PTxt", "PC"} {
+	for _, name := range []string{"T", "ND", "PND", "Bin", "PS", "PT", "PG", "Note", "Score", "JS", "JP", "Created", "PTxt", "PC"} {
 		if v, ok := e.Properties[name]; ok {
 			t.Errorf("property %s stored as %#v, want absent", name, v)
 		}
@@ -138,6 +138,8 @@ func TestDecodeStrict(t *testing.T) {
 		PK  string `table:",pk"`
 		RK  string `table:",rk"`
 		I8  int8
+		I16 int16
+		Sm  int16 `table:"Small"`
 		I32 int32
 		U16 uint16
 		U32 uint32
@@ -160,6 +162,8 @@ func TestDecodeStrict(t *testing.T) {
 		{"I32", int64(1 << 31), []string{"I32", "Edm.Int64", "2147483648", "overflows", "int32"}},
 		{"I32", int64(math.MinInt32 - 1), []string{"-2147483649", "int32"}},
 		{"I8", int32(128), []string{"Edm.Int32", "128", "int8"}},
+		{"I16", int32(-32769), []string{"Edm.Int32", "-32769", "int16"}},
+		{"I16", int64(1 << 15), []string{"Edm.Int64", "32768", "int16"}},
 		{"U16", int32(-1), []string{"-1", "uint16"}},
 		{"U16", int32(65536), []string{"65536", "uint16"}},
 		{"U32", int64(1 << 32), []string{"4294967296", "uint32"}},
@@ -197,6 +201,14 @@ func TestDecodeStrict(t *testing.T) {
 				t.Errorf("%s=%#v: error %q does not mention %q", c.prop, c.val, err, w)
 			}
 		}
+	}
+	// A renamed field's error names both the Go field and the property.
+	var v narrow
+	err := Decode(store.Entity{Properties: map[string]any{"Small": int64(40000)}}, &v)
+	var me *Error
+	if !errors.As(err, &me) || me.Field != "Sm" || me.Property != "Small" ||
+		!strings.Contains(err.Error(), `narrow.Sm (property "Small")`) || !strings.Contains(err.Error(), "40000") {
+		t.Errorf("renamed field: %v", err)
 	}
 }
 

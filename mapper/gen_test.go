@@ -144,6 +144,13 @@ func (g *gen) allTypes() AllTypes {
 		v.T = g.when()
 	}
 	if g.coin() {
+		v.ND = Date(g.when())
+	}
+	if g.coin() {
+		d := Date(g.when())
+		v.PND = &d
+	}
+	if g.coin() {
 		t := g.when()
 		v.PT = &t
 	}

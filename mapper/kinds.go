@@ -50,6 +50,12 @@ var (
 	extraType           = reflect.TypeFor[map[string]any]()
 )
 
+// isTime reports whether t is time.Time or a type defined from it
+// (type Date time.Time), which has time.Time's layout but not its methods.
+func isTime(t reflect.Type) bool {
+	return t == timeType || (t.Kind() == reflect.Struct && t.ConvertibleTo(timeType))
+}
+
 func implements(t, iface reflect.Type) bool {
 	return t.Implements(iface) || reflect.PointerTo(t).Implements(iface)
 }
@@ -70,7 +76,7 @@ func classify(t reflect.Type, asJSON bool) (kind, store.EdmType, error) {
 		}
 		return kCustom, "", nil
 	}
-	if t == timeType {
+	if isTime(t) {
 		return kTime, store.EdmDateTime, nil
 	}
 	if t.Kind() == reflect.Array && t.Len() == 16 && t.Elem().Kind() == reflect.Uint8 {

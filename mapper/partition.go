@@ -2,7 +2,6 @@ package mapper
 
 import (
 	"context"
-	"fmt"
 	"iter"
 
 	"github.com/tablekit/tablekit/store"
@@ -38,7 +37,8 @@ func (p *Partition[T]) check(v *T) error {
 		return err
 	}
 	if pk != p.pk {
-		return fmt.Errorf("mapper: value of PartitionKey %s written through the handle of partition %s", quote(pk), quote(p.pk))
+		return &Error{Type: p.r.c.typ, Msg: "write refused", Err: store.Errorf(store.CodeInvalidInput, 400,
+			"value of PartitionKey %s written through the handle of partition %s", quote(pk), quote(p.pk))}
 	}
 	return nil
 }

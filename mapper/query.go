@@ -12,8 +12,10 @@ import (
 // Page is one page of a paged query: the items, and the opaque token that
 // resumes after them ("" on the last page).
 type Page[T any] struct {
+	// Items are the entities of the page, in key order.
 	Items []T
-	Next  string
+	// Next resumes the query after Items; it is "" on the last page.
+	Next string
 }
 
 // Query returns every entity matching all of where (every entity when

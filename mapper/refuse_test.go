@@ -58,8 +58,8 @@ func TestEncodeRefusesValues(t *testing.T) {
 		want  []string
 		is    error
 	}{
-		{"uint64 over MaxInt64", refusals{U64: math.MaxInt64 + 1}, "U64", []string{"9223372036854775808", "9223372036854775807"}, nil},
-		{"uint over MaxInt64", refusals{U: math.MaxUint64}, "U", []string{"18446744073709551615"}, nil},
+		{"uint64 over MaxInt64", refusals{U64: math.MaxInt64 + 1}, "U64", []string{"9223372036854775808", "9223372036854775807"}, store.ErrInvalidInput},
+		{"uint over MaxInt64", refusals{U: math.MaxUint64}, "U", []string{"18446744073709551615"}, store.ErrInvalidInput},
 		{"time before 1601", refusals{T: before}, "T", []string{"1600-12-31T23:59:59Z", "1601-01-01"}, store.ErrInvalidInput},
 		{"time after 9999", refusals{PT: &after}, "PT", []string{"10000-01-01", "9999-12-31"}, store.ErrInvalidInput},
 		{"string too long", refusals{S: strings.Repeat("x", store.MaxStringUnits+1)}, "S", []string{"32768", "32767"}, store.ErrTooLarge},

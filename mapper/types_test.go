@@ -22,6 +22,10 @@ type Blob []byte
 // UUID is a named [16]byte type, as uuid packages define it.
 type UUID [16]byte
 
+// Date is a type defined from time.Time: it has time.Time's layout but
+// none of its methods.
+type Date time.Time
+
 // Point is stored through encoding.TextMarshaler as "x;y".
 type Point struct{ X, Y int }
 
@@ -113,6 +117,8 @@ type AllTypes struct {
 	NL   Level
 	NB   Blob
 	NU   UUID
+	ND   Date
+	PND  *Date
 	Txt  Point
 	PTxt *Point
 	Cust Money

@@ -307,8 +307,8 @@ func (f *field) literal(v any, rv reflect.Value) (any, error) {
 			return float64(rv.Uint()), nil
 		}
 	case kTime:
-		if rv.Type() == timeType {
-			t, err := f.checkTime(rv.Interface().(time.Time))
+		if rv.Type() == timeType || rv.Type() == f.elem {
+			t, err := f.checkTime(rv.Convert(timeType).Interface().(time.Time))
 			return t, err
 		}
 	case kBytes:
