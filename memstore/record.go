@@ -119,7 +119,7 @@ func encodeProps(props map[string]any) ([]byte, int) {
 			b = binary.LittleEndian.AppendUint64(b, uint64(x))
 		case float64:
 			b = append(b, tagDouble)
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(store.NormalizeDouble(x)))
 		case time.Time:
 			b = append(b, tagDateTime)
 			b = binary.LittleEndian.AppendUint64(b, uint64(timeToTicks(store.NormalizeTime(x))))

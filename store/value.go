@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -101,6 +102,22 @@ func TypeOf(v any) (EdmType, error) {
 		return EdmGuid, nil
 	}
 	return "", fmt.Errorf("store: unsupported property type %T: use string, []byte, bool, int32, int64, float64, time.Time or store.GUID", v)
+}
+
+// NormalizeDouble returns f as every tablekit backend stores it: a
+// negative zero becomes 0 and every NaN becomes math.NaN(). The wire has a
+// single "NaN", and a negative zero does not survive Azurite (it writes
+// 0.0 back), so tablekit never sends or keeps either distinction: a value
+// reads back identically from memstore, Azurite and Azure. Comparisons are
+// unaffected, since -0 == 0 in IEEE 754 and NaN matches no comparison.
+func NormalizeDouble(f float64) float64 {
+	if f == 0 {
+		return 0
+	}
+	if math.IsNaN(f) {
+		return math.NaN()
+	}
+	return f
 }
 
 // NormalizeTime returns t in UTC truncated to the service's 100 ns precision.

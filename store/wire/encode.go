@@ -126,8 +126,10 @@ func AppendDoubleProp(dst []byte, name string, v float64) []byte {
 }
 
 // AppendDouble appends a Double value as the service writes it (see
-// AppendDoubleProp), without name or annotation.
+// AppendDoubleProp), without name or annotation. A negative zero is written
+// as 0.0 (see store.NormalizeDouble).
 func AppendDouble(dst []byte, v float64) []byte {
+	v = store.NormalizeDouble(v)
 	switch {
 	case math.IsNaN(v):
 		return append(dst, `"NaN"`...)

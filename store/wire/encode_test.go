@@ -147,3 +147,26 @@ func TestAppendPropertyRefusesOtherTypes(t *testing.T) {
 		t.Errorf("AppendEntity with an int property: error = %v", err)
 	}
 }
+
+// TestNegativeZeroAndNaNPayloads proves the wire keeps no distinction the
+// backends cannot all keep: a negative zero is written 0.0 and read as 0,
+// and any NaN is written "NaN" and read as math.NaN() (store.NormalizeDouble).
+func TestNegativeZeroAndNaNPayloads(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	if got := string(AppendDouble(nil, negZero)); got != "0.0" {
+		t.Errorf("AppendDouble(-0) = %s, want 0.0", got)
+	}
+	if got := string(AppendDouble(nil, math.Float64frombits(0x7ff8dead0000beef))); got != `"NaN"` {
+		t.Errorf("AppendDouble(a NaN) = %s, want \"NaN\"", got)
+	}
+	e, err := DecodeEntity([]byte(`{"PartitionKey":"p","RowKey":"r","Z@odata.type":"Edm.Double","Z":-0.0,"Y":-0.0e0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Z", "Y"} {
+		f, ok := e.Properties[name].(float64)
+		if !ok || f != 0 || math.Signbit(f) {
+			t.Errorf("%s read back as %#v (sign bit %v), want +0", name, e.Properties[name], math.Signbit(f))
+		}
+	}
+}

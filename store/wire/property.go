@@ -105,7 +105,7 @@ func (p Property) AsDouble() (float64, error) {
 	if err != nil {
 		return 0, p.typeErr("a finite 64-bit number")
 	}
-	return v, nil
+	return store.NormalizeDouble(v), nil
 }
 
 // AsTime returns an Edm.DateTime value in UTC.
