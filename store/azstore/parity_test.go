@@ -220,6 +220,88 @@ func badInputs() []badInput {
 			_, _, err := st.Container(strings.ToLower(tbl.Name())+"x").Get(ctx, "b")
 			return err
 		}},
+		// More of each rule's edges: every forbidden key character, the
+		// upper DateTime bound, the batch body limit, conditional and
+		// missing-entity deletes, malformed filters and projections.
+		{"Key_Backslash", ins(store.Entity{PartitionKey: `a\b`, RowKey: "r"})},
+		{"Key_Question", ins(store.Entity{PartitionKey: "p", RowKey: "a?b"})},
+		{"Key_C1Control", ins(store.Entity{PartitionKey: "p", RowKey: "a\u0085b"})},
+		{"Key_RowKeyTooLong", ins(store.Entity{PartitionKey: "p", RowKey: long})},
+		{"PropName_LeadingDigit", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"1a": "x"}})},
+		{"PropName_Empty", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"": "x"}})},
+		{"PropName_ODataETag", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"odata.etag": "x"}})},
+		{"DateTime_AfterRange", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"T": store.MaxTime.Add(100 * time.Nanosecond)}})},
+		{"Value_Uint64", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"U": uint64(5)}})},
+		{"Batch_BodyTooLarge", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			acts := make([]store.Action, 70)
+			for i := range acts {
+				acts[i] = store.Action{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i),
+					Properties: map[string]any{"B": make([]byte, store.MaxBinaryBytes)}}}
+			}
+			_, err := tbl.Transact(ctx, acts)
+			return err
+		}},
+		{"Batch_UnknownKind", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Transact(ctx, []store.Action{
+				{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: "p", RowKey: "a"}},
+				{Kind: store.ActionKind(99), Entity: store.Entity{PartitionKey: "p", RowKey: "b"}}})
+			return err
+		}},
+		{"Batch_PropertyTooLarge_Index", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Transact(ctx, []store.Action{
+				{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: "p", RowKey: "a"}},
+				{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: "p", RowKey: "b"}},
+				{Kind: store.ActionUpsertReplace, Entity: store.Entity{PartitionKey: "p", RowKey: "c",
+					Properties: map[string]any{"S": strings.Repeat("s", store.MaxStringUnits+1)}}}})
+			return err
+		}},
+		{"Batch_DeleteMissing_Index", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Transact(ctx, []store.Action{
+				{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: "p", RowKey: "a"}},
+				{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: "p", RowKey: "gone"}, IfMatch: store.ETagAny}})
+			return err
+		}},
+		{"Delete_Missing", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			return tbl.Delete(ctx, "none", "r", store.ETagAny)
+		}},
+		{"Merge_Missing", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Update(ctx, store.Entity{PartitionKey: "none", RowKey: "r"}, store.Merge, store.ETagAny)
+			return err
+		}},
+		{"Delete_StaleETag", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			etag, err := tbl.Insert(ctx, store.Entity{PartitionKey: "d", RowKey: "r"})
+			if err != nil {
+				return err
+			}
+			if _, err := tbl.Upsert(ctx, store.Entity{PartitionKey: "d", RowKey: "r"}, store.Replace); err != nil {
+				return err
+			}
+			return tbl.Delete(ctx, "d", "r", etag)
+		}},
+		{"Query_Unbalanced", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Query(ctx, store.Query{Filter: "(A eq 1"})
+			return err
+		}},
+		{"Query_BadLiteral", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Query(ctx, store.Query{Filter: "A eq guid'nope'"})
+			return err
+		}},
+		{"Query_NegativeTop", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Query(ctx, store.Query{Top: -1})
+			return err
+		}},
+		{"Get_BadSelect", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Get(ctx, "p", "r", &store.GetOptions{Select: []string{"a-b"}})
+			return err
+		}},
+		{"Get_KeyTooLong", func(ctx context.Context, _ store.Store, tbl store.Table) error {
+			_, err := tbl.Get(ctx, "p", long, nil)
+			return err
+		}},
+		{"Queue_GetTooMany", func(ctx context.Context, st store.Store, tbl store.Table) error {
+			_, err := st.Queue(strings.ToLower(tbl.Name())).Get(ctx, store.MaxMessagesPerGet+1, time.Minute)
+			return err
+		}},
 		{"Queue_BadName", func(ctx context.Context, st store.Store, _ store.Table) error {
 			return st.Queue("Bad_Name").Create(ctx)
 		}},
