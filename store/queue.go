@@ -21,16 +21,23 @@ const (
 
 // Message is one queue message as returned by Get or Peek.
 type Message struct {
+	// ID identifies the message in its queue.
 	ID string
 	// PopReceipt is needed to delete or update the message; every Get
 	// issues a new one and invalidates the last. Peek returns none.
-	PopReceipt     string
-	DequeueCount   int64
-	InsertionTime  time.Time
+	PopReceipt string
+	// DequeueCount counts the Gets that have received the message so far,
+	// this one included.
+	DequeueCount int64
+	// InsertionTime is when the message was put.
+	InsertionTime time.Time
+	// ExpirationTime is when the message's time to live ends (the end of
+	// 9999 for NeverExpires).
 	ExpirationTime time.Time
 	// NextVisible is when the message reappears unless deleted.
 	NextVisible time.Time
-	Body        []byte
+	// Body is the message content, at most MaxMessageSize bytes.
+	Body []byte
 }
 
 // PutOptions shape a Put.
@@ -68,9 +75,13 @@ type Queue interface {
 
 // BlobProps describe a stored blob.
 type BlobProps struct {
-	Name         string
-	ETag         ETag
-	Size         int64
+	// Name is the blob's name in its container.
+	Name string
+	// ETag changes on every write; pass it as BlobPutOptions.IfMatch.
+	ETag ETag
+	// Size is the content length in bytes.
+	Size int64
+	// LastModified is the time of the last write.
 	LastModified time.Time
 }
 
@@ -84,14 +95,19 @@ type BlobPutOptions struct {
 
 // BlobListOptions page through a container's blobs in name order.
 type BlobListOptions struct {
-	Prefix     string
+	// Prefix keeps only blobs whose name starts with it.
+	Prefix string
+	// MaxResults caps the page size, 1 to MaxBlobListResults; 0 means the maximum.
 	MaxResults int
-	Marker     string
+	// Marker resumes after the previous page (its NextMarker).
+	Marker string
 }
 
 // BlobPage is one page of a blob listing.
 type BlobPage struct {
-	Blobs      []BlobProps
+	// Blobs are in lexical name order.
+	Blobs []BlobProps
+	// NextMarker is "" on the last page; otherwise pass it as Marker.
 	NextMarker string
 }
 

@@ -22,13 +22,16 @@ const ETagAny ETag = "*"
 // Entity is one row of a table. Properties hold only the Go types TypeOf
 // accepts; a nil value means "not stored", as a JSON null does on the wire.
 type Entity struct {
+	// PartitionKey and RowKey identify the entity; an empty string is a
+	// valid key.
 	PartitionKey string
 	RowKey       string
 	// Timestamp is set by the service on every write; it is ignored on write.
 	Timestamp time.Time
 	// ETag is set by the service on every write; pass it back as If-Match
 	// for optimistic concurrency.
-	ETag       ETag
+	ETag ETag
+	// Properties are the custom properties by name (case-sensitive).
 	Properties map[string]any
 }
 
@@ -89,7 +92,10 @@ type Query struct {
 // Page is one page of query results. A page may be short or even empty
 // while Continuation is set: callers must follow Continuation until it is "".
 type Page struct {
-	Entities     []Entity
+	// Entities are in (PartitionKey, RowKey) order.
+	Entities []Entity
+	// Continuation is "" on the last page; otherwise pass it in
+	// Query.Continuation for the next.
 	Continuation string
 }
 
@@ -139,19 +145,24 @@ func (k ActionKind) NeedsIfMatch() bool {
 // Entity are used. IfMatch is required for updates and deletes: an ETag, or
 // ETagAny for an unconditional write.
 type Action struct {
-	Kind    ActionKind
-	Entity  Entity
+	// Kind is the write: insert, update, upsert or delete.
+	Kind ActionKind
+	// Entity is the entity written, or the keys deleted.
+	Entity Entity
+	// IfMatch is the condition of an update or delete.
 	IfMatch ETag
 }
 
 // ActionResult is the outcome of one successful action: the entity's new
 // ETag (empty for a delete).
 type ActionResult struct {
+	// ETag is the entity's new ETag.
 	ETag ETag
 }
 
 // TableInfo describes one table.
 type TableInfo struct {
+	// Name is the table's name in the case it was created with.
 	Name string
 }
 
@@ -168,7 +179,10 @@ type ListTablesOptions struct {
 
 // TablePage is one page of table names.
 type TablePage struct {
-	Tables       []TableInfo
+	// Tables are in name order.
+	Tables []TableInfo
+	// Continuation is "" on the last page; otherwise pass it in
+	// ListTablesOptions.Continuation for the next.
 	Continuation string
 }
 

@@ -32,9 +32,12 @@ import (
 // (NewFromSASURL). An empty URL leaves that service unavailable: its
 // operations fail with an error naming the missing endpoint.
 type Endpoints struct {
+	// Table is the Table service URL.
 	Table string
+	// Queue is the Queue service URL.
 	Queue string
-	Blob  string
+	// Blob is the Blob service URL.
+	Blob string
 }
 
 // AccountEndpoints returns the public-cloud HTTPS endpoints of an account.
