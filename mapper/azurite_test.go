@@ -35,6 +35,7 @@ func TestRoundTripAzurite(t *testing.T) {
 	t.Cleanup(func() { _ = st.DeleteTable(context.Background(), table) })
 	r := NewRepository[AllTypes](st, table)
 	g := newGen(4)
+	written := map[[2]string]AllTypes{}
 	for i := range 120 {
 		in := g.allTypes()
 		in.RK = fmt.Sprintf("%s_%d", in.RK, i)
@@ -52,12 +53,17 @@ func TestRoundTripAzurite(t *testing.T) {
 		if !reflect.DeepEqual(in, out) {
 			t.Fatalf("case %d: Azurite round trip changed the value\n in %+v\nout %+v", i, in, out)
 		}
+		written[[2]string{in.PK, in.RK}] = in
 	}
-	// Query decodes the same values.
+	// Query, which decodes whole pages of the service's response, gives
+	// back the same values.
 	n := 0
-	for _, err := range r.Query(ctx) {
+	for out, err := range r.Query(ctx) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if in := written[[2]string{out.PK, out.RK}]; !reflect.DeepEqual(in, out) {
+			t.Fatalf("query changed the value\n in %+v\nout %+v", in, out)
 		}
 		n++
 	}

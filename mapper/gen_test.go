@@ -137,6 +137,7 @@ func (g *gen) allTypes() AllTypes {
 		PS: ptr(g, g.str(8)), PB: ptr(g, g.coin()), PI: ptr(g, int(g.i64())), PI32: ptr(g, int32(g.i64())),
 		PU64: ptr(g, g.u64()), PF: ptr(g, g.f64()), PG: ptr(g, g.guid()),
 		NS: Tag(g.str(10)), NL: Level(g.i64()), NB: Blob(g.bytes(10)), NU: UUID(g.guid()),
+		NBo: Flag(g.coin()), NF: Ratio(g.f32()), NC: Count(g.u64()), UP: uintptr(g.u64()),
 		Txt: Point{int(int32(g.i64())), int(int32(g.i64()))}, Cust: Money{g.i64()},
 		J: Nested{Name: g.str(10)},
 	}

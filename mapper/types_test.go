@@ -22,6 +22,15 @@ type Blob []byte
 // UUID is a named [16]byte type, as uuid packages define it.
 type UUID [16]byte
 
+// Flag is a named bool type.
+type Flag bool
+
+// Ratio is a named float32 type.
+type Ratio float32
+
+// Count is a named uint32 type (stored as Int64).
+type Count uint32
+
 // Date is a type defined from time.Time: it has time.Time's layout but
 // none of its methods.
 type Date time.Time
@@ -118,6 +127,10 @@ type AllTypes struct {
 	NB   Blob
 	NU   UUID
 	ND   Date
+	NBo  Flag
+	NF   Ratio
+	NC   Count
+	UP   uintptr
 	PND  *Date
 	Txt  Point
 	PTxt *Point

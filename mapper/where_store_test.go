@@ -26,7 +26,7 @@ func TestWhereEqFindsStoredValue(t *testing.T) {
 		rows = append(rows, v)
 	}
 	names := []string{"S", "B", "I", "I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "U",
-		"F32", "F64", "T", "Bin", "G", "A16", "NS", "NL", "NB", "NU", "ND", "Txt", "Cust", "Owner", "RK"}
+		"F32", "F64", "T", "Bin", "G", "A16", "NS", "NL", "NB", "NU", "ND", "NBo", "NF", "NC", "UP", "Txt", "Cust", "Owner", "RK"}
 	for _, v := range rows {
 		rv := reflect.ValueOf(v)
 		for _, name := range names {
@@ -62,6 +62,8 @@ func isUnstored(fv reflect.Value) bool {
 	case float64:
 		return math.IsNaN(x) || math.IsInf(x, 0)
 	case float32:
+		return math.IsNaN(float64(x)) || math.IsInf(float64(x), 0)
+	case Ratio:
 		return math.IsNaN(float64(x)) || math.IsInf(float64(x), 0)
 	}
 	if fv.Type() == timeType || fv.Type() == reflect.TypeFor[Date]() {
