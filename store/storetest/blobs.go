@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +148,33 @@ func (s *suite) blobs(t *testing.T) {
 		}
 		if want := []string{"B/upper", "a", "b/1", "b/10", "b/2", "b0", "c"}; !slices.Equal(all, want) {
 			t.Errorf("List() = %v, want %v", all, want)
+		}
+	})
+
+	s.run(t, "Names_InvalidResourceNameOrOutOfRange", func(t *testing.T) {
+		st := s.h.New(t)
+		base := s.names.next()
+		for _, name := range []string{base + "_x", "-" + base, base + "-", "Upper" + base} {
+			err := st.Container(name).Create(t.Context())
+			if !wantErr(t, err, store.CodeInvalidResourceName, 400, noIndex) {
+				t.Logf("container name %q", name)
+			}
+		}
+		err := st.Container("ab").Create(t.Context())
+		wantErr(t, err, store.CodeOutOfRangeInput, 400, noIndex)
+
+		c := s.newContainer(t)
+		mustPut(t, c, strings.Repeat("b", store.MaxBlobNameUnits), []byte("1"))
+		for _, name := range []string{"", strings.Repeat("b", store.MaxBlobNameUnits+1), strings.Repeat("a/", store.MaxBlobPathSegments)} {
+			_, err := c.Put(t.Context(), name, []byte("x"), nil)
+			if !wantErr(t, err, store.CodeOutOfRangeInput, 400, noIndex) {
+				t.Logf("blob name of %d bytes", len(name))
+			}
+		}
+		page, err := c.List(t.Context(), store.BlobListOptions{})
+		must(t, err, "List")
+		if len(page.Blobs) != 1 {
+			t.Errorf("container holds %d blobs after the refused puts, want 1", len(page.Blobs))
 		}
 	})
 

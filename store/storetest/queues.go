@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,6 +278,43 @@ func (s *suite) queues(t *testing.T) {
 		wantErr(t, err, store.CodeQueueNotFound, 404, noIndex)
 		err = q.Delete(ctx)
 		wantErr(t, err, store.CodeQueueNotFound, 404, noIndex)
+	})
+
+	s.run(t, "Name_InvalidResourceName", func(t *testing.T) {
+		st := s.h.New(t)
+		base := s.names.next()
+		for _, name := range []string{base + "_x", "-" + base, base + "-", base[:3] + "--x", "Upper" + base, base + " x"} {
+			err := st.Queue(name).Create(t.Context())
+			if !wantErr(t, err, store.CodeInvalidResourceName, 400, noIndex) {
+				t.Logf("queue name %q", name)
+			}
+		}
+		for _, name := range []string{"ab", base + strings.Repeat("x", 64-len(base))} {
+			err := st.Queue(name).Create(t.Context())
+			if !wantErr(t, err, store.CodeOutOfRangeInput, 400, noIndex) {
+				t.Logf("queue name of %d characters", len(name))
+			}
+		}
+	})
+
+	s.run(t, "PutDurations_OutOfRange", func(t *testing.T) {
+		q := s.newQueue(t)
+		ctx := t.Context()
+		for _, o := range []store.PutOptions{
+			{VisibilityDelay: -time.Second},
+			{VisibilityDelay: store.MaxVisibilityTimeout + time.Second, TTL: store.NeverExpires},
+			{VisibilityDelay: time.Hour, TTL: time.Minute}, // visible only after it expired
+			{TTL: -2 * time.Second},
+		} {
+			_, err := q.Put(ctx, []byte("x"), &o)
+			if !wantErr(t, err, store.CodeOutOfRangeQueryParameterValue, 400, noIndex) {
+				t.Logf("PutOptions %+v", o)
+			}
+		}
+		// The service counts in whole seconds.
+		_, err := q.Put(ctx, []byte("x"), &store.PutOptions{TTL: 1500 * time.Millisecond})
+		wantErr(t, err, store.CodeInvalidQueryParameterValue, 400, noIndex)
+		wantNone(t, q, "after the refused puts")
 	})
 
 	s.run(t, "CreateExisting_Succeeds", func(t *testing.T) {
