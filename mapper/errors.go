@@ -42,15 +42,24 @@ func (e *Error) Error() string {
 	if e.Property != "" && e.Property != lastSegment(e.Field) {
 		fmt.Fprintf(&b, " (property %q)", e.Property)
 	}
-	if e.Msg != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Msg)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+	const prefix = len("mapper: ")
+	for _, part := range [...]string{e.Msg, errText(e.Err)} {
+		if part == "" {
+			continue
+		}
+		if b.Len() > prefix {
+			b.WriteString(": ")
+		}
+		b.WriteString(part)
 	}
 	return b.String()
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // Unwrap returns the underlying cause.
