@@ -40,7 +40,7 @@ func ExampleNewPrefixRegistry() {
 	fmt.Println(reg.Cond("emp_"))
 	// Output:
 	// mapper: mapper_test.Review: prefix "em" overlaps prefix "emp_" of mapper_test.Employee: a RowKey could start with both
-	// mapper: mapper_test.Employee with RowKey "000124" does not start with its kind's prefix "emp_"
+	// mapper: mapper_test.Employee: RowKey "000124" does not start with its kind's prefix "emp_"
 	// department managed by Ann
 	// employee Ann
 	// unknown kind: true

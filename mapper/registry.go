@@ -66,21 +66,21 @@ func Register[T any](r *Registry, kind string) error {
 		return err
 	}
 	if k, dup := r.byType[t]; dup {
-		return fmt.Errorf("mapper: %s is registered already, as kind %q", t, k.kind)
+		return &Error{Type: t, Msg: fmt.Sprintf("registered already, as kind %q", k.kind)}
 	}
 	if k, dup := r.byKind[kind]; dup {
-		return fmt.Errorf("mapper: kind %q is registered already, for %s", kind, k.typ)
+		return &Error{Type: t, Msg: fmt.Sprintf("kind %q is registered already, for %s", kind, k.typ)}
 	}
 	if r.prop == "" {
 		if kind == "" {
-			return fmt.Errorf("mapper: %s: the RowKey prefix is empty, so it would claim every entity", t)
+			return &Error{Type: t, Msg: "the RowKey prefix is empty, so it would claim every entity"}
 		}
 		if err := store.ValidateKeys("", kind); err != nil {
-			return fmt.Errorf("mapper: %s: prefix %q cannot start a RowKey: %w", t, kind, err)
+			return &Error{Type: t, Msg: fmt.Sprintf("prefix %q cannot start a RowKey", kind), Err: err}
 		}
 		for _, k := range r.kinds {
 			if strings.HasPrefix(kind, k.kind) || strings.HasPrefix(k.kind, kind) {
-				return fmt.Errorf("mapper: %s: prefix %q overlaps prefix %q of %s: a RowKey could start with both", t, kind, k.kind, k.typ)
+				return &Error{Type: t, Msg: fmt.Sprintf("prefix %q overlaps prefix %q of %s: a RowKey could start with both", kind, k.kind, k.typ)}
 			}
 		}
 	} else if f := c.byName[r.prop]; f != nil && f.kind != kString {
@@ -105,11 +105,11 @@ func (r *Registry) typeOf(v any) (*kindType, reflect.Value, error) {
 		rv = p
 	}
 	if !rv.IsValid() {
-		return nil, rv, fmt.Errorf("mapper: cannot encode %T", v)
+		return nil, rv, &Error{Msg: "cannot encode nil: want a registered struct or a pointer to one"}
 	}
 	k := r.byType[rv.Type()]
 	if k == nil {
-		return nil, rv, fmt.Errorf("mapper: %s is not registered: call mapper.Register[%s] first", rv.Type(), rv.Type())
+		return nil, rv, &Error{Type: rv.Type(), Msg: fmt.Sprintf("not registered: call mapper.Register[%s] first", rv.Type())}
 	}
 	return k, rv, nil
 }
@@ -132,7 +132,7 @@ func (r *Registry) encode(k *kindType, rv reflect.Value) (store.Entity, error) {
 	if r.prop != "" {
 		e.Properties[r.prop] = k.kind
 	} else if !strings.HasPrefix(e.RowKey, k.kind) {
-		return e, fmt.Errorf("mapper: %s with RowKey %s does not start with its kind's prefix %q", k.typ, quote(e.RowKey), k.kind)
+		return e, &Error{Type: k.typ, Msg: fmt.Sprintf("RowKey %s does not start with its kind's prefix %q", quote(e.RowKey), k.kind)}
 	}
 	return e, nil
 }
@@ -223,7 +223,7 @@ func (r *Registry) Upsert(ctx context.Context, tbl store.Table, v any, mode stor
 
 func (r *Registry) write(v any, do func(store.Entity) (store.ETag, error)) error {
 	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("mapper: write %T: want a non-nil pointer to a registered struct", v)
+		return &Error{Type: reflect.TypeOf(v), Msg: "write: want a non-nil pointer to a registered struct"}
 	}
 	k, rv, err := r.typeOf(v)
 	if err != nil {

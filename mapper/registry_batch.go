@@ -56,7 +56,7 @@ func (b *MixedBatch) DeleteUnconditional(v any) error { return b.add(store.Actio
 
 func (b *MixedBatch) add(kind store.ActionKind, v any, unconditional bool) error {
 	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("mapper: %s of %T: want a non-nil pointer to a registered struct", kind, v)
+		return &Error{Type: reflect.TypeOf(v), Msg: fmt.Sprintf("%s: want a non-nil pointer to a registered struct", kind)}
 	}
 	k, rv, err := b.r.typeOf(v)
 	if err != nil {
