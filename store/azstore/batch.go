@@ -99,7 +99,7 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	}
 	for _, p := range parts {
 		if p.status >= 400 {
-			return nil, p.failure(what, len(actions))
+			return nil, nameAction(p.failure(what, len(actions)), actions)
 		}
 	}
 	if err != nil {
@@ -122,6 +122,16 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	return results, nil
 }
 
+// nameAction puts the failing action's keys in a transaction error's
+// message: the service's message names neither.
+func nameAction(err *store.Error, actions []store.Action) *store.Error {
+	if err.Index >= 0 && err.Index < len(actions) {
+		e := &actions[err.Index].Entity
+		err.Message = "entity (PartitionKey " + quote(e.PartitionKey) + ", RowKey " + quote(e.RowKey) + ") in " + err.Message
+	}
+	return err
+}
+
 // changesetPart is one inner response of a batch.
 type changesetPart struct {
 	status    int
@@ -131,7 +141,7 @@ type changesetPart struct {
 }
 
 // failure builds the *store.Error of a failed inner response.
-func (p changesetPart) failure(what string, n int) error {
+func (p changesetPart) failure(what string, n int) *store.Error {
 	code, msg := parseServiceError(p.body)
 	if code == "" {
 		code = codeForStatus(p.status)

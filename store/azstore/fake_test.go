@@ -263,6 +263,9 @@ func TestTransactReadsChangeset(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != store.CodeEntityAlreadyExists || se.Status != 409 || se.Index != 1 {
 		t.Errorf("error = %#v, want EntityAlreadyExists (409) at action 1", err)
 	}
+	if msg := err.Error(); !strings.Contains(msg, `PartitionKey "p", RowKey "2"`) {
+		t.Errorf("error %q does not name the failing action's keys", msg)
+	}
 	if f.count.Load() != 2 {
 		t.Errorf("%d requests, want 2 (a failed transaction is not replayed)", f.count.Load())
 	}
