@@ -106,13 +106,20 @@ func ValidateVisibility(what string, d, min time.Duration) error {
 	return wholeSeconds(what, d)
 }
 
-// ValidateMessageBody checks a message body against the 64 KiB limit. Azure answers
-// an oversized Put Message with RequestBodyTooLarge (413, MaxLimit 65536),
-// not the MessageTooLarge its error table lists.
+// ValidateMessageBody checks a message body against the 64 KiB limit on
+// its message text (see MessageTextSize: a body that is not plain text
+// travels as base64, so it may be at most MaxBinaryMessageSize bytes).
+// Azure answers an oversized Put Message with RequestBodyTooLarge (413,
+// MaxLimit 65536), not the MessageTooLarge its error table lists.
 func ValidateMessageBody(body []byte) error {
-	if len(body) > MaxMessageSize {
+	if n := MessageTextSize(body); n > MaxMessageSize {
+		if n == len(body) {
+			return Errorf(CodeRequestBodyTooLarge, 413,
+				"message of %d bytes is over the limit of %d bytes", len(body), MaxMessageSize)
+		}
 		return Errorf(CodeRequestBodyTooLarge, 413,
-			"message of %d bytes is over the limit of %d bytes", len(body), MaxMessageSize)
+			"binary message of %d bytes is %d bytes as base64 message text, over the limit of %d bytes (at most %d bytes of binary data)",
+			len(body), n, MaxMessageSize, MaxBinaryMessageSize)
 	}
 	return nil
 }

@@ -1,12 +1,8 @@
 package azstore
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
@@ -65,44 +61,20 @@ func (h *queueHandle) Delete(ctx context.Context) error {
 	return mapErr(err, "delete queue "+quote(h.name))
 }
 
-// Message bodies travel as XML text. A body that is valid UTF-8 without
-// control characters (other than tab, CR, LF) goes as is, readable by any
-// other client; any other body goes as binaryPrefix + base64, and so does a
-// text body that happens to start with binaryPrefix.
-const binaryPrefix = "tkb64:"
-
+// encodeBody checks a body and returns the message text it travels as
+// (store.EncodeMessageText: plain text as is, anything else as base64).
 func encodeBody(body []byte) (string, error) {
 	if err := store.ValidateMessageBody(body); err != nil {
 		return "", err
 	}
-	if isPlainText(body) && !bytes.HasPrefix(body, []byte(binaryPrefix)) {
-		return string(body), nil
-	}
-	return binaryPrefix + base64.StdEncoding.EncodeToString(body), nil
-}
-
-func isPlainText(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, c := range b {
-		if c < 0x20 && c != '\t' && c != '\n' {
-			return false
-		}
-	}
-	return !bytes.ContainsRune(b, 0xFFFE) && !bytes.ContainsRune(b, 0xFFFF)
+	return store.EncodeMessageText(body), nil
 }
 
 func decodeBody(text *string) []byte {
 	if text == nil {
 		return []byte{}
 	}
-	if rest, ok := strings.CutPrefix(*text, binaryPrefix); ok {
-		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
-			return b
-		}
-	}
-	return []byte(*text)
+	return store.DecodeMessageText(*text)
 }
 
 func seconds(d time.Duration) *int32 { return to.Ptr(int32(d / time.Second)) }

@@ -255,6 +255,17 @@ func (s *suite) queues(t *testing.T) {
 			t.Errorf("64 KiB message came back as %d bytes", len(m.Body))
 		}
 		wantNone(t, q, "after the refused put")
+		// A body that is not text travels as base64: the limit is on the
+		// encoded text (store.MessageTextSize).
+		binary := bytes.Repeat([]byte{0xFF, 0x00, 0x80}, store.MaxBinaryMessageSize/3)
+		_, err = q.Put(ctx, append(binary, 0xFF), nil)
+		wantErr(t, err, store.CodeRequestBodyTooLarge, 413, noIndex)
+		_, err = q.Put(ctx, binary, nil)
+		must(t, err, "Put of the largest binary body")
+		if m := getOne(t, q, 30*time.Second); !bytes.Equal(m.Body, binary) {
+			t.Errorf("binary message of %d bytes came back as %d bytes", len(binary), len(m.Body))
+		}
+		wantNone(t, q, "after the refused binary put")
 	})
 
 	s.run(t, "BinaryBody_RoundTrip", func(t *testing.T) {
