@@ -231,7 +231,7 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 	if err := h.precheck(ctx); err != nil {
 		return store.BlobPage{}, err
 	}
-	limit, err := listSize(opts.MaxResults)
+	limit, err := store.ResolveBlobListSize(opts.MaxResults)
 	if err != nil {
 		return store.BlobPage{}, err
 	}

@@ -48,20 +48,6 @@ func decodeMarker(m string) (string, error) {
 		"marker %q is malformed: pass the NextMarker of the previous page unchanged", clip(m))
 }
 
-// listSize resolves BlobListOptions.MaxResults: 0 means the service's
-// maximum, more than 5,000 is capped at 5,000 as the service caps it, and
-// a negative value is refused as the service refuses maxresults <= 0.
-func listSize(max int) (int, error) {
-	switch {
-	case max < 0:
-		return 0, store.Errorf(store.CodeOutOfRangeQueryParameterValue, 400,
-			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", max, store.MaxBlobListResults)
-	case max == 0 || max > store.MaxBlobListResults:
-		return store.MaxBlobListResults, nil
-	}
-	return max, nil
-}
-
 // clip shortens a long value for an error message.
 func clip(s string) string {
 	const max = 80

@@ -154,6 +154,21 @@ func ResolvePut(opts *PutOptions) (delay, ttl time.Duration, err error) {
 	return delay, ttl, nil
 }
 
+// ResolveBlobListSize resolves BlobListOptions.MaxResults to a page size:
+// 0 means the service's maximum, more than MaxBlobListResults is capped as
+// the service caps it, and a negative value is refused as the service
+// refuses maxresults <= 0.
+func ResolveBlobListSize(max int) (int, error) {
+	switch {
+	case max < 0:
+		return 0, Errorf(CodeOutOfRangeQueryParameterValue, 400,
+			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", max, MaxBlobListResults)
+	case max == 0 || max > MaxBlobListResults:
+		return MaxBlobListResults, nil
+	}
+	return max, nil
+}
+
 // ValidateBlobName checks a blob name: valid UTF-8, 1 to 1,024 characters
 // (UTF-16 code units, as the service counts) and at most 254 path segments.
 func ValidateBlobName(name string) error {

@@ -156,16 +156,13 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 	if err := h.ready(); err != nil {
 		return store.BlobPage{}, err
 	}
-	if opts.MaxResults < 0 {
-		return store.BlobPage{}, store.Errorf(store.CodeOutOfRangeQueryParameterValue, 400,
-			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", opts.MaxResults, store.MaxBlobListResults)
+	size, err := store.ResolveBlobListSize(opts.MaxResults)
+	if err != nil {
+		return store.BlobPage{}, err
 	}
-	lo := &container.ListBlobsFlatOptions{}
+	lo := &container.ListBlobsFlatOptions{MaxResults: to.Ptr(int32(size))}
 	if opts.Prefix != "" {
 		lo.Prefix = &opts.Prefix
-	}
-	if opts.MaxResults > 0 {
-		lo.MaxResults = to.Ptr(int32(min(opts.MaxResults, store.MaxBlobListResults)))
 	}
 	if opts.Marker != "" {
 		lo.Marker = &opts.Marker

@@ -149,6 +149,8 @@ func (s *suite) blobs(t *testing.T) {
 		if want := []string{"B/upper", "a", "b/1", "b/10", "b/2", "b0", "c"}; !slices.Equal(all, want) {
 			t.Errorf("List() = %v, want %v", all, want)
 		}
+		_, err = c.List(t.Context(), store.BlobListOptions{MaxResults: -1})
+		wantErr(t, err, store.CodeOutOfRangeQueryParameterValue, 400, noIndex)
 	})
 
 	s.run(t, "Names_InvalidResourceNameOrOutOfRange", func(t *testing.T) {
