@@ -172,8 +172,10 @@ func (f Field[T]) Le(v any) Cond[T] { return f.cmp(filter.Le, v) }
 func (f Field[T]) Between(lo, hi any) Cond[T] { return f.Ge(lo).And(f.Lt(hi)) }
 
 // InRange holds when a string property (typically RowKey or PartitionKey)
-// lies in rng, a range from package keys such as keys.PrefixOf or
-// keys.PrefixRange. The zero Range matches every entity.
+// lies in rng, a range from package keys such as keys.PrefixOf,
+// keys.PrefixRange or keys.Between. Like every range in tablekit it is
+// half-open: rng.Upper itself is excluded unless rng.UpperIncluded is set.
+// The zero Range matches every entity.
 func (f Field[T]) InRange(rng keys.Range) Cond[T] {
 	var parts []Cond[T]
 	if rng.Lower != "" {
