@@ -67,8 +67,12 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 			opts.NextRowKey = &nrk
 		}
 	}
-	if !f.MatchesAll() {
-		opts.Filter = to.Ptr(q.Filter)
+	// The filter goes out in its canonical form (f.String()): the text
+	// filter.Parse checked, with no D suffix and no exponent, which Azurite
+	// would read as property names. On an emulator, a filter Azurite would
+	// match too few entities for is evaluated here alone (emulatorEvaluates).
+	if !f.MatchesAll() && !(h.s.emulator && !emulatorEvaluates(f)) {
+		opts.Filter = to.Ptr(f.String())
 	}
 	if q.Top > 0 {
 		opts.Top = to.Ptr(int32(q.Top))

@@ -125,22 +125,16 @@ func appendLiteral(b []byte, l literal) []byte {
 	return b
 }
 
-// appendDouble writes a double so that it reads back as a double: always
-// with a decimal point or an exponent, the exponent without a '+' (which a
-// URL would turn into a space if left unencoded).
+// appendDouble writes a double so that it reads back as a double: in plain
+// decimal notation with a decimal point, the shortest digits that read back
+// as the same value, never with an exponent. Every server lexes that form
+// (Azurite takes 1e21 for a property name and matches nothing), at the
+// cost of long literals for the rare values far from 1.
 func appendDouble(b []byte, f float64) []byte {
 	start := len(b)
-	b = strconv.AppendFloat(b, f, 'g', -1, 64)
-	s := b[start:]
-	if bytes.IndexByte(s, 'e') < 0 {
-		if bytes.IndexByte(s, '.') < 0 {
-			b = append(b, ".0"...)
-		}
-		return b
-	}
-	if i := bytes.Index(s, []byte("e+")); i >= 0 {
-		copy(s[i+1:], s[i+2:])
-		b = b[:len(b)-1]
+	b = strconv.AppendFloat(b, f, 'f', -1, 64)
+	if bytes.IndexByte(b[start:], '.') < 0 {
+		b = append(b, ".0"...)
 	}
 	return b
 }
