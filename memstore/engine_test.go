@@ -60,6 +60,11 @@ func TestQueryVisitsOnlyThePlannedRange(t *testing.T) {
 		{"PartitionKey ge 'p05' and PartitionKey lt 'p07'", 200, 201},
 		{"(PartitionKey eq 'p01' and RowKey eq 'r0001') or (PartitionKey eq 'p09' and RowKey eq 'r0009')", 2, 4},
 		{"N eq 1999", 1, 2000},
+		// RowKey bounds over many partitions: a few rows outside the bounds
+		// per partition, then a seek, never the whole table.
+		{"RowKey ge 'r0010' and RowKey lt 'r0020'", 200, 20 * (10 + 2*(seekAfter+1))},
+		{"RowKey eq 'r0042'", 20, 20 * (1 + 2*(seekAfter+1))},
+		{"PartitionKey ge 'p05' and RowKey gt 'r0097'", 30, 15 * (2 + 2*(seekAfter+1))},
 	}
 	for _, c := range cases {
 		visits.Store(0)

@@ -73,6 +73,28 @@ func (r KeyRange) Start() (pk, rk string, ok bool) {
 	return pk, rk, true
 }
 
+// Next returns, for a key (pk, rk) that lies outside the range's RowKey
+// bounds, the smallest key after it at which the range may continue: the
+// RowKey lower bound in the same partition when rk is below it, or the
+// start of the next partition when rk is above the upper bound. ok is false
+// when rk is within the RowKey bounds. A walk over several partitions seeks
+// there instead of visiting the rest of a partition, so a RowKey range is
+// not a scan of every row of every partition. The key returned is always
+// after (pk, rk), so a walk that seeks makes progress.
+func (r KeyRange) Next(pk, rk string) (npk, nrk string, ok bool) {
+	if !aboveLow(rk, r.RKLow) {
+		nrk = r.RKLow.Value
+		if !r.RKLow.Inclusive {
+			nrk += "\x00"
+		}
+		return pk, nrk, true
+	}
+	if !belowHigh(rk, r.RKHigh) {
+		return pk + "\x00", "", true
+	}
+	return "", "", false
+}
+
 // Past reports whether the key (pk, rk) comes after every key of the range
 // in (PartitionKey, RowKey) order, so that a walk in that order can stop.
 func (r KeyRange) Past(pk, rk string) bool {
