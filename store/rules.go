@@ -389,6 +389,11 @@ func annotationLen(name string) int {
 	return jsonStringLen(name) + len(`"@odata.type":"Edm.DateTime",`)
 }
 
+// jsonStringLen bounds a string's bytes in a JSON body, quotes included.
+// A character outside ASCII counts as its \uXXXX escapes (6 bytes per
+// UTF-16 unit): azstore writes large bodies in ASCII (Azurite corrupts a
+// character split across its 64 KiB read chunks), so that is what the
+// service receives and measures against its 4 MiB limit.
 func jsonStringLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); i++ {
@@ -398,9 +403,14 @@ func jsonStringLen(s string) int {
 			n += 2
 		case c < 0x20:
 			n += 6
-		default:
+		case c < 0x80:
 			n++
+		case c >= 0xF0:
+			n += 12 // the lead byte of a supplementary character: two escapes
+		case c >= 0xC0:
+			n += 6 // the lead byte of a BMP character
 		}
+		// Continuation bytes (0x80-0xBF) add nothing.
 	}
 	return n
 }

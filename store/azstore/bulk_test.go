@@ -2,6 +2,7 @@ package azstore
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,31 @@ func TestBulkWriterOverAzstore(t *testing.T) {
 	}
 	if want := 1 + res.Written; n != want || res.Written+res.Failed != len(acts) {
 		t.Errorf("table holds %d entities; written %d, failed %d of %d", n, res.Written, res.Failed, len(acts))
+	}
+}
+
+// TestBulkWriterNonASCIIOverAzstore proves the bulk writer's batches fit
+// the body azstore really sends: 300 entities of 17,500 'é' (35 KB each as
+// UTF-8, 105 KB as the escapes a large body travels as) all land.
+func TestBulkWriterNonASCIIOverAzstore(t *testing.T) {
+	st := azuriteStore(t)
+	ctx := t.Context()
+	name := fmt.Sprintf("bulkutf%d", time.Now().UnixNano()%1e9)
+	if err := st.CreateTable(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.DeleteTable(ctx, name) })
+	s := strings.Repeat("é", 17500)
+	acts := make([]store.Action, 300)
+	for i := range acts {
+		acts[i] = store.Action{Kind: store.ActionInsert, Entity: store.Entity{
+			PartitionKey: "p", RowKey: fmt.Sprintf("r%04d", i), Properties: map[string]any{"S": s}}}
+	}
+	res, err := store.NewBulkWriter(st.Table(name), store.BulkOptions{}).Write(ctx, acts)
+	if err != nil {
+		t.Fatalf("Write: %v (written %d of %d in %d transactions)", err, res.Written, len(acts), res.Batches)
+	}
+	if res.Written != len(acts) || res.Batches < 8 {
+		t.Errorf("written %d of %d in %d transactions; want all, in at least 8 transactions under 4 MiB", res.Written, len(acts), res.Batches)
 	}
 }

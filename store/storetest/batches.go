@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/store"
@@ -89,6 +90,29 @@ func (s *suite) batches(t *testing.T) {
 		_, err := tbl.Transact(t.Context(), acts)
 		wantErr(t, err, store.CodeRequestBodyTooLarge, 413, noIndex)
 		wantEmpty(t, tbl)
+
+		// Text outside ASCII counts as the \uXXXX escapes it travels as:
+		// 100 entities of 17,500 'é' (3.5 MB of UTF-8, 10.5 MB escaped)
+		// are too large, 100 of 6,400 'é' or 3,200 '😀' are not.
+		batch := func(s string) []store.Action {
+			acts := make([]store.Action, 100)
+			for i := range acts {
+				acts[i] = store.Action{Kind: store.ActionInsert, Entity: ent("p", fmt.Sprint(i), "S", s)}
+			}
+			return acts
+		}
+		_, err = tbl.Transact(t.Context(), batch(strings.Repeat("é", 17500)))
+		wantErr(t, err, store.CodeRequestBodyTooLarge, 413, noIndex)
+		wantEmpty(t, tbl)
+		_, err = tbl.Transact(t.Context(), batch(strings.Repeat("é", 6400)))
+		must(t, err, "transaction of 100 entities of 6,400 'é'")
+		for _, a := range batch(strings.Repeat("\U0001F600", 3200)) {
+			must(t, tbl.Delete(t.Context(), "p", a.Entity.RowKey, store.ETagAny), "Delete")
+		}
+		_, err = tbl.Transact(t.Context(), batch(strings.Repeat("\U0001F600", 3200)))
+		must(t, err, "transaction of 100 entities of 3,200 supplementary characters")
+		got := mustGet(t, tbl, "p", "99")
+		wantProps(t, "Get", got.Properties, map[string]any{"S": strings.Repeat("\U0001F600", 3200)})
 	})
 
 	s.run(t, "Atomic_FailingActionIndex", func(t *testing.T) {
