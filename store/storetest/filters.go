@@ -51,6 +51,13 @@ func (s *suite) filters(t *testing.T) {
 		{"String_Empty", "Str eq ''", []key{{"p", "r4"}}},
 		{"Logic_AndOrParentheses", "(I32 eq 5 or I32 eq 7) and Bool eq false", []key{{"p", "r2"}}},
 		{"Logic_Not", "not (I32 eq 5) and I32 ge -1", []key{{"p", "r2"}, {"p", "r4"}}},
+		// not is plain negation (docs/filter.md): it matches the entities
+		// its operand does not, those lacking the property or holding
+		// another type included.
+		{"Logic_NotMatchesMissingProperty", "not (I32 eq 5)", []key{{"p", "r2"}, {"p", "r3"}, {"p", "r4"}}},
+		{"Logic_NotOfOtherTypeMatchesAll", "not (I32 ne 5.0)", []key{{"p", "r1"}, {"p", "r2"}, {"p", "r3"}, {"p", "r4"}, {"q", "r1"}}},
+		{"Binary_OrderedBytewise", "B lt X'FF' and B gt X'00'", []key{{"p", "r1"}}},
+		{"Double_PlainAndExponent", "D eq 7.5 or D eq 5e0 or D eq 0.75E1D", []key{{"p", "r1"}, {"p", "r2"}}},
 		{"Logic_Precedence", "I32 eq 7 or I32 eq 5 and PartitionKey eq 'q'", []key{{"p", "r2"}, {"q", "r1"}}},
 		{"Keys_PointQuery", "PartitionKey eq 'q' and RowKey eq 'r1'", []key{{"q", "r1"}}},
 		{"Keys_RowRange", "PartitionKey eq 'p' and RowKey ge 'r2' and RowKey lt 'r4'", []key{{"p", "r2"}, {"p", "r3"}}},
