@@ -13,16 +13,18 @@ const (
 )
 
 type bnode struct {
-	items    []*record
+	items    []ref
 	children []*bnode // nil in a leaf
 }
 
+// btree orders refs by their records' keys, read from the arena a.
 type btree struct {
 	root *bnode
 	size int
+	a    *arena
 }
 
-func compareKey(pk, rk string, r *record) int {
+func compareKey(pk, rk string, r record) int {
 	if c := store.CompareOrdinal(pk, r.pk()); c != 0 {
 		return c
 	}
@@ -30,46 +32,48 @@ func compareKey(pk, rk string, r *record) int {
 }
 
 // find returns the index of the first item >= (pk, rk) and whether it is equal.
-func (n *bnode) find(pk, rk string) (int, bool) {
+func (n *bnode) find(a *arena, pk, rk string) (int, bool) {
 	lo, hi := 0, len(n.items)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if compareKey(pk, rk, n.items[m]) > 0 {
+		if compareKey(pk, rk, a.get(n.items[m])) > 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < len(n.items) && compareKey(pk, rk, n.items[lo]) == 0
+	return lo, lo < len(n.items) && compareKey(pk, rk, a.get(n.items[lo])) == 0
 }
 
-func (t *btree) get(pk, rk string) *record {
+func (t *btree) get(pk, rk string) ref {
 	n := t.root
 	for n != nil {
-		i, ok := n.find(pk, rk)
+		i, ok := n.find(t.a, pk, rk)
 		if ok {
 			return n.items[i]
 		}
 		if n.children == nil {
-			return nil
+			return 0
 		}
 		n = n.children[i]
 	}
-	return nil
+	return 0
 }
 
-// put inserts r or replaces the record with its key, returning the old one.
-func (t *btree) put(r *record) *record {
+// put inserts r or replaces the ref with its key, returning the old one (0
+// when the key is new).
+func (t *btree) put(r ref) ref {
 	if t.root == nil {
-		t.root = &bnode{items: make([]*record, 0, 4)}
+		t.root = &bnode{items: make([]ref, 0, 4)}
 	}
 	if len(t.root.items) >= btreeMaxItems {
 		old := t.root
 		t.root = &bnode{children: []*bnode{old}}
 		t.root.splitChild(0)
 	}
-	prev := t.root.insert(r)
-	if prev == nil {
+	rec := t.a.get(r)
+	prev := t.root.insert(t.a, r, rec.pk(), rec.rk())
+	if prev == 0 {
 		t.size++
 	}
 	return prev
@@ -80,15 +84,14 @@ func (n *bnode) splitChild(i int) {
 	c := n.children[i]
 	mid := btreeDegree - 1
 	median := c.items[mid]
-	right := &bnode{items: append(make([]*record, 0, btreeMaxItems), c.items[mid+1:]...)}
-	clear(c.items[mid:])
+	right := &bnode{items: append(make([]ref, 0, btreeMaxItems), c.items[mid+1:]...)}
 	c.items = c.items[:mid]
 	if c.children != nil {
 		right.children = append(make([]*bnode, 0, btreeMaxItems+1), c.children[mid+1:]...)
 		clear(c.children[mid+1:])
 		c.children = c.children[:mid+1]
 	}
-	n.items = append(n.items, nil)
+	n.items = append(n.items, 0)
 	copy(n.items[i+1:], n.items[i:])
 	n.items[i] = median
 	n.children = append(n.children, nil)
@@ -96,23 +99,23 @@ func (n *bnode) splitChild(i int) {
 	n.children[i+1] = right
 }
 
-func (n *bnode) insert(r *record) *record {
+func (n *bnode) insert(a *arena, r ref, pk, rk string) ref {
 	for {
-		i, ok := n.find(r.pk(), r.rk())
+		i, ok := n.find(a, pk, rk)
 		if ok {
 			prev := n.items[i]
 			n.items[i] = r
 			return prev
 		}
 		if n.children == nil {
-			n.items = append(n.items, nil)
+			n.items = append(n.items, 0)
 			copy(n.items[i+1:], n.items[i:])
 			n.items[i] = r
-			return nil
+			return 0
 		}
 		if len(n.children[i].items) >= btreeMaxItems {
 			n.splitChild(i)
-			switch c := compareKey(r.pk(), r.rk(), n.items[i]); {
+			switch c := compareKey(pk, rk, a.get(n.items[i])); {
 			case c == 0:
 				prev := n.items[i]
 				n.items[i] = r
@@ -125,16 +128,16 @@ func (n *bnode) insert(r *record) *record {
 	}
 }
 
-// remove deletes the record with the key and returns it, or nil.
-func (t *btree) remove(pk, rk string) *record {
+// remove deletes the ref with the key and returns it, or 0.
+func (t *btree) remove(pk, rk string) ref {
 	if t.root == nil {
-		return nil
+		return 0
 	}
-	r := t.root.remove(pk, rk, false)
+	r := t.root.remove(t.a, pk, rk, false)
 	if len(t.root.items) == 0 && t.root.children != nil {
 		t.root = t.root.children[0]
 	}
-	if r != nil {
+	if r != 0 {
 		t.size--
 	}
 	return r
@@ -143,28 +146,26 @@ func (t *btree) remove(pk, rk string) *record {
 // remove deletes (pk, rk) from the subtree, or its maximum when max is set.
 // Every child it descends into first gets more than the minimum of items,
 // so a removal never leaves a node under-full.
-func (n *bnode) remove(pk, rk string, max bool) *record {
+func (n *bnode) remove(a *arena, pk, rk string, max bool) ref {
 	for {
 		var i int
 		var found bool
 		if max {
 			i = len(n.items)
 		} else {
-			i, found = n.find(pk, rk)
+			i, found = n.find(a, pk, rk)
 		}
 		if n.children == nil {
 			if max {
 				r := n.items[len(n.items)-1]
-				n.items[len(n.items)-1] = nil
 				n.items = n.items[:len(n.items)-1]
 				return r
 			}
 			if !found {
-				return nil
+				return 0
 			}
 			r := n.items[i]
 			copy(n.items[i:], n.items[i+1:])
-			n.items[len(n.items)-1] = nil
 			n.items = n.items[:len(n.items)-1]
 			return r
 		}
@@ -174,7 +175,7 @@ func (n *bnode) remove(pk, rk string, max bool) *record {
 		}
 		if found {
 			r := n.items[i]
-			n.items[i] = n.children[i].remove("", "", true)
+			n.items[i] = n.children[i].remove(a, "", "", true)
 			return r
 		}
 		n = n.children[i]
@@ -188,11 +189,10 @@ func (n *bnode) grow(i int) {
 	switch {
 	case i > 0 && len(n.children[i-1].items) > btreeMinItems:
 		left := n.children[i-1]
-		c.items = append(c.items, nil)
+		c.items = append(c.items, 0)
 		copy(c.items[1:], c.items)
 		c.items[0] = n.items[i-1]
 		n.items[i-1] = left.items[len(left.items)-1]
-		left.items[len(left.items)-1] = nil
 		left.items = left.items[:len(left.items)-1]
 		if left.children != nil {
 			c.children = append(c.children, nil)
@@ -206,7 +206,6 @@ func (n *bnode) grow(i int) {
 		c.items = append(c.items, n.items[i])
 		n.items[i] = right.items[0]
 		copy(right.items, right.items[1:])
-		right.items[len(right.items)-1] = nil
 		right.items = right.items[:len(right.items)-1]
 		if right.children != nil {
 			c.children = append(c.children, right.children[0])
@@ -225,7 +224,6 @@ func (n *bnode) grow(i int) {
 			left.children = append(left.children, right.children...)
 		}
 		copy(n.items[i:], n.items[i+1:])
-		n.items[len(n.items)-1] = nil
 		n.items = n.items[:len(n.items)-1]
 		copy(n.children[i+1:], n.children[i+2:])
 		n.children[len(n.children)-1] = nil
@@ -234,29 +232,43 @@ func (n *bnode) grow(i int) {
 }
 
 // ascend calls fn for every record >= (pk, rk) in order until fn returns false.
-func (t *btree) ascend(pk, rk string, fn func(*record) bool) {
+func (t *btree) ascend(pk, rk string, fn func(record) bool) {
 	if t.root != nil {
-		t.root.ascend(pk, rk, true, fn)
+		t.root.ascend(t.a, pk, rk, true, fn)
+	}
+}
+
+// remap replaces every ref in key order (a compaction moves the records,
+// not their order).
+func (n *bnode) remap(moved func(ref) ref) {
+	for i := range n.items {
+		if n.children != nil {
+			n.children[i].remap(moved)
+		}
+		n.items[i] = moved(n.items[i])
+	}
+	if n.children != nil {
+		n.children[len(n.items)].remap(moved)
 	}
 }
 
 // ascend walks the subtree; bounded says whether (pk, rk) still limits it.
-func (n *bnode) ascend(pk, rk string, bounded bool, fn func(*record) bool) bool {
+func (n *bnode) ascend(a *arena, pk, rk string, bounded bool, fn func(record) bool) bool {
 	i := 0
 	if bounded {
-		i, _ = n.find(pk, rk)
+		i, _ = n.find(a, pk, rk)
 	}
 	for ; i < len(n.items); i++ {
-		if n.children != nil && !n.children[i].ascend(pk, rk, bounded, fn) {
+		if n.children != nil && !n.children[i].ascend(a, pk, rk, bounded, fn) {
 			return false
 		}
 		bounded = false
-		if !fn(n.items[i]) {
+		if !fn(a.get(n.items[i])) {
 			return false
 		}
 	}
 	if n.children != nil {
-		return n.children[len(n.items)].ascend(pk, rk, bounded, fn)
+		return n.children[len(n.items)].ascend(a, pk, rk, bounded, fn)
 	}
 	return true
 }

@@ -9,59 +9,70 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// TestBTreeAgainstModel drives the B-tree with random puts and removes and
-// checks it against a plain map after every step: same size, same point
-// reads, and an in-order walk from a random key that yields exactly the
-// model's sorted keys from there.
-func TestBTreeAgainstModel(t *testing.T) {
+// TestTableStorageAgainstModel drives a table's arena, B-tree and index
+// with random puts and removes and checks them against a plain map after
+// every step: same size, same point reads through the index and through
+// the tree, and an in-order walk from a random key that yields exactly the
+// model's sorted keys from there. Compaction runs often (a tiny garbage
+// floor), so moved records are checked too.
+func TestTableStorageAgainstModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	var tr btree
+	tb := newTable("Model")
+	tb.arena.minGarbage = 512
 	model := map[[2]string]int64{}
 	key := func() (string, string) {
 		return fmt.Sprintf("p%02d", rng.IntN(20)), fmt.Sprintf("r%04d", rng.IntN(400))
 	}
+	compactions := 0
 	for step := range 30000 {
 		pk, rk := key()
+		garbage := tb.arena.garbage
 		if rng.IntN(3) == 0 {
-			got := tr.remove(pk, rk)
 			_, had := model[[2]string{pk, rk}]
-			if (got != nil) != had {
-				t.Fatalf("step %d: remove(%s,%s) returned %v, model had=%v", step, pk, rk, got, had)
+			if (tb.get(pk, rk) != nil) != had {
+				t.Fatalf("step %d: get(%s,%s) before remove disagrees with the model (had=%v)", step, pk, rk, had)
 			}
+			tb.remove(pk, rk)
 			delete(model, [2]string{pk, rk})
 		} else {
-			prev := tr.put(&record{key: joinKey(pk, rk), pkLen: int32(len(pk)), ts: int64(step)})
-			old, had := model[[2]string{pk, rk}]
-			if (prev != nil) != had || (had && prev.ts != old) {
-				t.Fatalf("step %d: put(%s,%s) replaced %v, model had=%v", step, pk, rk, prev, had)
-			}
+			tb.put(newRecord(pk, rk, int64(step), map[string]any{"S": int32(step)}))
 			model[[2]string{pk, rk}] = int64(step)
 		}
-		if tr.size != len(model) {
-			t.Fatalf("step %d: size %d, model %d", step, tr.size, len(model))
+		if tb.arena.garbage < garbage { // only a compaction lowers it
+			compactions++
+		}
+		if tb.tree.size != len(model) || tb.index.count != len(model) {
+			t.Fatalf("step %d: tree %d, index %d, model %d", step, tb.tree.size, tb.index.count, len(model))
 		}
 		if step%1000 == 0 {
-			checkWalk(t, &tr, model, rng)
+			checkWalk(t, tb, model, rng)
 		}
 	}
-	checkWalk(t, &tr, model, rng)
+	checkWalk(t, tb, model, rng)
 	for k, ts := range model {
-		if r := tr.get(k[0], k[1]); r == nil || r.ts != ts {
+		r := tb.get(k[0], k[1])
+		if r == nil || r.ts() != ts || r.pk() != k[0] || r.rk() != k[1] {
 			t.Fatalf("get(%v) = %v, want ts %d", k, r, ts)
 		}
-	}
-	// Remove everything: the tree must end empty and consistent.
-	for k := range model {
-		if tr.remove(k[0], k[1]) == nil {
-			t.Fatalf("remove(%v) found nothing", k)
+		if x := tb.tree.get(k[0], k[1]); x == 0 || tb.arena.get(x).ts() != ts {
+			t.Fatalf("tree get(%v) disagrees", k)
+		}
+		if v := r.entity(nil).Properties["S"]; v != int32(ts) {
+			t.Fatalf("record %v decodes S = %v, want %d", k, v, ts)
 		}
 	}
-	if tr.size != 0 || tr.get("p00", "r0000") != nil {
-		t.Fatalf("tree not empty after removing everything: size %d", tr.size)
+	if compactions == 0 {
+		t.Fatal("no compaction ran: the test does not cover moved records")
+	}
+	for k := range model {
+		tb.remove(k[0], k[1])
+	}
+	if tb.tree.size != 0 || tb.index.count != 0 || tb.get("p00", "r0000") != nil || tb.arena.live != 0 {
+		t.Fatalf("table not empty after removing everything: tree %d, index %d, live %d", tb.tree.size, tb.index.count, tb.arena.live)
 	}
 }
 
-func checkWalk(t *testing.T, tr *btree, model map[[2]string]int64, rng *rand.Rand) {
+func checkWalk(t *testing.T, tb *table, model map[[2]string]int64, rng *rand.Rand) {
 	t.Helper()
 	keys := make([][2]string, 0, len(model))
 	for k := range model {
@@ -72,34 +83,50 @@ func checkWalk(t *testing.T, tr *btree, model map[[2]string]int64, rng *rand.Ran
 	i, _ := slices.BinarySearchFunc(keys, [2]string{fromPK, fromRK}, func(a, b [2]string) int { return compareKeys(a[0], a[1], b[0], b[1]) })
 	want := keys[i:]
 	var got [][2]string
-	tr.ascend(fromPK, fromRK, func(r *record) bool {
+	tb.tree.ascend(fromPK, fromRK, func(r record) bool {
 		got = append(got, [2]string{r.pk(), r.rk()})
 		return true
 	})
 	if !slices.Equal(got, want) {
 		t.Fatalf("walk from (%s,%s): got %d keys, want %d", fromPK, fromRK, len(got), len(want))
 	}
-	// An early stop returns exactly the first few.
 	n := 0
-	tr.ascend(fromPK, fromRK, func(*record) bool { n++; return n < 3 })
+	tb.tree.ascend(fromPK, fromRK, func(record) bool { n++; return n < 3 })
 	if n != min(3, len(want)) {
 		t.Fatalf("early stop visited %d, want %d", n, min(3, len(want)))
 	}
 }
 
 func TestBTreeOrdinalOrder(t *testing.T) {
-	var tr btree
+	tb := newTable("Order")
 	// U+FFFD sorts after U+1F600 in the service's UTF-16 order.
 	for _, rk := range []string{"\uFFFD", "\U0001F600", "a", "", "Z"} {
-		tr.put(&record{key: joinKey("p", rk), pkLen: 1})
+		tb.put(newRecord("p", rk, 0, nil))
 	}
 	var got []string
-	tr.ascend("", "", func(r *record) bool { got = append(got, r.rk()); return true })
+	tb.tree.ascend("", "", func(r record) bool { got = append(got, r.rk()); return true })
 	want := []string{"", "Z", "a", "\U0001F600", "\uFFFD"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %q, want %q", got, want)
 	}
 	if store.CompareOrdinal(want[3], want[4]) != -1 {
 		t.Fatal("test premise broken")
+	}
+}
+
+func TestArenaBigRecordsAndIndexGrowth(t *testing.T) {
+	tb := newTable("Big")
+	big := make([]byte, store.MaxBinaryBytes)
+	for i := range 100 { // 100 x 64 KiB: several chunks, index rehashes
+		tb.put(newRecord("p", fmt.Sprintf("%03d", i), int64(i), map[string]any{"B": big}))
+	}
+	if len(tb.arena.chunks) < 2 {
+		t.Fatalf("100 records of 64 KiB fit in %d chunk(s)", len(tb.arena.chunks))
+	}
+	for i := range 100 {
+		r := tb.get("p", fmt.Sprintf("%03d", i))
+		if r == nil || r.ts() != int64(i) || len(r.entity(nil).Properties["B"].([]byte)) != len(big) {
+			t.Fatalf("record %d lost", i)
+		}
 	}
 }

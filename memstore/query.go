@@ -57,7 +57,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		for seek := true; seek && !done; {
 			seek = false
 			outside := 0
-			t.tree.ascend(startPK, startRK, func(r *record) bool {
+			t.tree.ascend(startPK, startRK, func(r record) bool {
 				if h.s.visits != nil {
 					h.s.visits()
 				}

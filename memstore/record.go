@@ -10,28 +10,47 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// record is one stored entity. Its properties live in one immutable byte
-// slice in a compact binary form, so an entity of n bytes of properties
-// costs little more than n bytes, and a read decodes it straight into a
-// fresh Properties map. A write never changes a record: it stores a new one.
-type record struct {
-	key    string // PartitionKey + "\x00" + RowKey; keys cannot hold NUL
-	pkLen  int32
-	nprops int32
-	ts     int64  // service time in Unix nanoseconds; the ETag derives from it
-	props  []byte // encoded properties, see encodeProps; never written after creation
+// record is one stored entity in its packed form: a fixed header, the key
+// and the properties in one exactly sized byte string. Stored records live
+// in a table's arena, which holds no Go pointers per entity, so a table of
+// a million entities costs the garbage collector almost nothing to scan; a
+// record value is a view of those bytes and costs nothing to make. A
+// record is never written after it is built: a write stores a new one.
+// A nil record means "no entity".
+//
+// Layout: ts (8 bytes, service time in Unix nanoseconds: the ETag derives
+// from it), total length, key length, PartitionKey length and property
+// count (4 bytes each, little endian), then PartitionKey + "\x00" + RowKey
+// (keys cannot hold NUL), then the properties (see appendProps).
+type record []byte
+
+const recordHeader = 24
+
+func newRecord(pk, rk string, ts int64, props map[string]any) record {
+	keyLen := len(pk) + 1 + len(rk)
+	size, n := propsSize(props)
+	total := recordHeader + keyLen + size
+	data := make([]byte, recordHeader, total) // exactly sized
+	binary.LittleEndian.PutUint64(data[0:], uint64(ts))
+	binary.LittleEndian.PutUint32(data[8:], uint32(total))
+	binary.LittleEndian.PutUint32(data[12:], uint32(keyLen))
+	binary.LittleEndian.PutUint32(data[16:], uint32(len(pk)))
+	binary.LittleEndian.PutUint32(data[20:], uint32(n))
+	data = append(append(append(data, pk...), 0), rk...)
+	return appendProps(data, props)
 }
 
-// joinKey builds a record's key. The index map and the record share it.
-func joinKey(pk, rk string) string { return pk + "\x00" + rk }
-
-func newRecord(pk, rk string, ts int64, props map[string]any) *record {
-	b, n := encodeProps(props)
-	return &record{key: joinKey(pk, rk), pkLen: int32(len(pk)), nprops: int32(n), ts: ts, props: b}
+func (r record) ts() int64   { return int64(binary.LittleEndian.Uint64(r[0:])) }
+func (r record) keyLen() int { return int(binary.LittleEndian.Uint32(r[12:])) }
+func (r record) pkLen() int  { return int(binary.LittleEndian.Uint32(r[16:])) }
+func (r record) nprops() int { return int(binary.LittleEndian.Uint32(r[20:])) }
+func (r record) key() string { return unsafeString(r[recordHeader : recordHeader+r.keyLen()]) }
+func (r record) pk() string  { return unsafeString(r[recordHeader : recordHeader+r.pkLen()]) }
+func (r record) rk() string {
+	return unsafeString(r[recordHeader+r.pkLen()+1 : recordHeader+r.keyLen()])
 }
-
-func (r *record) pk() string { return r.key[:r.pkLen] }
-func (r *record) rk() string { return r.key[r.pkLen+1:] }
+func (r record) props() []byte { return r[recordHeader+r.keyLen():] }
+func recordLen(b []byte) int   { return int(binary.LittleEndian.Uint32(b[8:])) }
 
 // Property type tags in the compact encoding.
 const (
@@ -62,11 +81,8 @@ func ticksToTime(ticks int64) time.Time {
 	return time.Unix(sec, rem*100).UTC()
 }
 
-// encodeProps encodes the non-nil properties; values must be valid.
-// Layout per property: uvarint name length, name, tag, value; strings and
-// binaries carry a uvarint length, fixed-size values are little endian.
-func encodeProps(props map[string]any) ([]byte, int) {
-	size, count := 0, 0
+// propsSize returns the encoded size and the count of the non-nil properties.
+func propsSize(props map[string]any) (size, count int) {
 	for k, v := range props {
 		if v == nil {
 			continue
@@ -88,8 +104,13 @@ func encodeProps(props map[string]any) ([]byte, int) {
 			size += 16
 		}
 	}
-	// Exactly sized: a record's bytes are most of its memory.
-	b := make([]byte, 0, size)
+	return size, count
+}
+
+// appendProps appends the non-nil properties to b; values must be valid.
+// Layout per property: uvarint name length, name, tag, value; strings and
+// binaries carry a uvarint length, fixed-size values are little endian.
+func appendProps(b []byte, props map[string]any) []byte {
 	for k, v := range props {
 		if v == nil {
 			continue
@@ -128,7 +149,7 @@ func encodeProps(props map[string]any) ([]byte, int) {
 			b = append(b, x[:]...)
 		}
 	}
-	return b, count
+	return b
 }
 
 func uvarintLen(n int) int {
@@ -208,12 +229,12 @@ func decodeValue(tag byte, raw []byte) any {
 }
 
 // timestamp returns the record's Timestamp.
-func (r *record) timestamp() time.Time { return time.Unix(0, r.ts).UTC() }
+func (r record) timestamp() time.Time { return time.Unix(0, r.ts()).UTC() }
 
 // etag formats the record's ETag the way the service does: a weak tag
 // holding the URL-escaped write time. Write times are unique per store, so
 // every write yields a new ETag.
-func (r *record) etag() store.ETag {
+func (r record) etag() store.ETag {
 	var buf, tsBuf [64]byte
 	b := append(buf[:0], `W/"datetime'`...)
 	ts := r.timestamp().AppendFormat(tsBuf[:0], "2006-01-02T15:04:05.0000000Z")
@@ -228,18 +249,18 @@ func (r *record) etag() store.ETag {
 }
 
 // entity decodes the record; sel, when non-empty, projects its properties.
-func (r *record) entity(sel []string) store.Entity {
+func (r record) entity(sel []string) store.Entity {
 	e := store.Entity{PartitionKey: r.pk(), RowKey: r.rk(), Timestamp: r.timestamp(), ETag: r.etag()}
 	if len(sel) == 0 {
-		e.Properties = make(map[string]any, r.nprops)
-		eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+		e.Properties = make(map[string]any, r.nprops())
+		eachProp(r.props(), func(name string, tag byte, raw []byte) bool {
 			e.Properties[name] = decodeValue(tag, raw)
 			return true
 		})
 		return e
 	}
 	e.Properties = make(map[string]any, len(sel))
-	eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+	eachProp(r.props(), func(name string, tag byte, raw []byte) bool {
 		for _, s := range sel {
 			if s == name {
 				e.Properties[name] = decodeValue(tag, raw)
@@ -254,13 +275,13 @@ func (r *record) entity(sel []string) store.Entity {
 // matchView returns the record's keys and Timestamp with only the named
 // properties, decoded into scratch (cleared first), for evaluating a
 // filter. The view is valid until scratch is reused.
-func (r *record) matchView(names []string, scratch map[string]any) store.Entity {
+func (r record) matchView(names []string, scratch map[string]any) store.Entity {
 	e := store.Entity{PartitionKey: r.pk(), RowKey: r.rk(), Timestamp: r.timestamp()}
 	if len(names) == 0 {
 		return e
 	}
 	clear(scratch)
-	eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+	eachProp(r.props(), func(name string, tag byte, raw []byte) bool {
 		if _, ok := slices.BinarySearch(names, name); ok {
 			scratch[name] = decodeValue(tag, raw)
 		}
@@ -271,9 +292,9 @@ func (r *record) matchView(names []string, scratch map[string]any) store.Entity 
 }
 
 // merged returns the properties of r overlaid with update's non-nil ones.
-func (r *record) merged(update map[string]any) map[string]any {
-	m := make(map[string]any, len(update)+int(r.nprops))
-	eachProp(r.props, func(name string, tag byte, raw []byte) bool {
+func (r record) merged(update map[string]any) map[string]any {
+	m := make(map[string]any, len(update)+r.nprops())
+	eachProp(r.props(), func(name string, tag byte, raw []byte) bool {
 		m[name] = decodeValue(tag, raw)
 		return true
 	})

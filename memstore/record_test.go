@@ -62,8 +62,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, props) {
 			t.Fatalf("round trip changed properties:\n got %#v\nwant %#v", got, props)
 		}
-		if int(r.nprops) != len(props) || len(r.props) != cap(r.props) {
-			t.Fatalf("nprops = %d, want %d; %d bytes in a buffer of %d", r.nprops, len(props), len(r.props), cap(r.props))
+		if r.nprops() != len(props) || len(r) != cap(r) || len(r) != recordLen(r) || r.pk() != "pk" || r.rk() != "rk" || r.ts() != int64(i) {
+			t.Fatalf("nprops = %d, want %d; %d bytes in a buffer of %d (header says %d); keys (%q, %q)", r.nprops(), len(props), len(r), cap(r), recordLen(r), r.pk(), r.rk())
 		}
 	}
 }
@@ -95,7 +95,7 @@ func TestTicksConversion(t *testing.T) {
 }
 
 func TestETagFormat(t *testing.T) {
-	r := &record{ts: time.Date(2024, 5, 14, 22, 30, 12, 873365800, time.UTC).UnixNano()}
+	r := newRecord("p", "r", time.Date(2024, 5, 14, 22, 30, 12, 873365800, time.UTC).UnixNano(), nil)
 	want := store.ETag(`W/"datetime'2024-05-14T22%3A30%3A12.8733658Z'"`)
 	if r.etag() != want {
 		t.Fatalf("etag %s, want %s", r.etag(), want)

@@ -7,36 +7,72 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// table holds one table's entities: a B-tree in key order for ranges and a
-// hash index for point reads, both pointing at the same immutable records
-// (the index's keys share the records' key strings).
+// table holds one table's entities: packed records in an arena, a B-tree
+// of their refs in key order for ranges, and a hash index of their refs
+// for point reads. None of the three holds a Go pointer per entity, so the
+// garbage collector's work does not grow with the table.
 type table struct {
 	name  string // as created
 	mu    sync.RWMutex
+	arena arena
 	tree  btree
-	index map[string]*record
+	index index
 }
 
-func newTable(name string) *table { return &table{name: name, index: make(map[string]*record)} }
+func newTable(name string) *table {
+	t := &table{name: name, index: newIndex()}
+	t.tree.a = &t.arena
+	return t
+}
 
-// get finds a record by key without allocating.
-func (t *table) get(pk, rk string) *record {
+// get finds a record by key without allocating; nil when missing.
+func (t *table) get(pk, rk string) record {
 	var buf [256]byte
 	k := append(append(append(buf[:0], pk...), 0), rk...)
-	return t.index[string(k)]
+	if x := t.index.get(&t.arena, unsafeString(k)); x != 0 {
+		return t.arena.get(x)
+	}
+	return nil
 }
 
 // put stores r, replacing any record with its key.
-func (t *table) put(r *record) {
-	t.tree.put(r)
-	t.index[r.key] = r
+func (t *table) put(r record) {
+	x := t.arena.add(r)
+	stored := t.arena.get(x)
+	if old := t.index.set(&t.arena, stored.key(), x); old != 0 {
+		t.arena.free(old)
+	}
+	t.tree.put(x)
+	t.maybeCompact()
 }
 
 // remove deletes the record with the key.
 func (t *table) remove(pk, rk string) {
-	if r := t.tree.remove(pk, rk); r != nil {
-		delete(t.index, r.key)
+	if x := t.tree.remove(pk, rk); x != 0 {
+		t.index.delete(&t.arena, t.arena.get(x).key())
+		t.arena.free(x)
+		t.maybeCompact()
 	}
+}
+
+// maybeCompact copies the live records into fresh chunks once garbage
+// outweighs them, repoints the tree at the copies and rebuilds the index.
+// The walk is in key order, so neighbours stay neighbours in memory.
+func (t *table) maybeCompact() {
+	if !t.arena.wantsCompaction() {
+		return
+	}
+	fresh := &arena{minGarbage: t.arena.minGarbage}
+	idx := newIndex()
+	if t.tree.root != nil {
+		t.tree.root.remap(func(x ref) ref {
+			y := fresh.add(t.arena.get(x))
+			idx.set(fresh, fresh.get(y).key(), y)
+			return y
+		})
+	}
+	t.arena = *fresh
+	t.index = idx
 }
 
 // tableHandle is the store.Table a Store hands out. It resolves the table
@@ -79,6 +115,7 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	t.mu.RLock()
 	r := t.get(pk, rk)
 	t.mu.RUnlock()
+	// A record's bytes never change, so it is decoded outside the lock.
 	if r == nil {
 		return store.Entity{}, notFound(h.name, pk, rk)
 	}
@@ -153,7 +190,7 @@ func (h *tableHandle) write(ctx context.Context, op Operation, a store.Action) (
 
 // apply computes the effect of one action on the current record cur (nil
 // when missing): the new record, or remove for a delete. It changes nothing.
-func apply(tableName string, cur *record, a *store.Action, ts int64) (next *record, remove bool, err error) {
+func apply(tableName string, cur record, a *store.Action, ts int64) (next record, remove bool, err error) {
 	pk, rk := a.Entity.PartitionKey, a.Entity.RowKey
 	if a.Kind.NeedsIfMatch() {
 		if cur == nil {

@@ -21,7 +21,7 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := h.s.tick().UnixNano()
-	next := make([]*record, len(actions))
+	next := make([]record, len(actions))
 	remove := make([]bool, len(actions))
 	for i := range actions {
 		a := &actions[i]
