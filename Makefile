@@ -3,9 +3,11 @@
 # test runs the whole suite with the race detector against memstore and a
 # pinned Azurite started on loopback for the run (scripts/with-azurite.sh
 # installs it from tools/azurite when missing and stops it afterwards).
-# Azurite-backed tests fail rather than skip here.
+# Azurite-backed tests fail rather than skip here. The allocation budgets
+# run once more without -race, which changes allocation counts.
 test:
 	scripts/with-azurite.sh go test -race ./...
+	go test -count=1 -run 'AllocationBudgets' ./mapper/
 
 # test-unit runs without Azurite: the Azurite-backed tests skip.
 test-unit:
