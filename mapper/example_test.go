@@ -281,3 +281,17 @@ func ExampleBatch() {
 	// Output:
 	// 250 employees in 3 transactions
 }
+
+// BulkWrite loads many values at once: grouped by partition into
+// transactions, with one outcome per value.
+func ExampleRepository_BulkWrite() {
+	ctx := context.Background()
+	repo := mapper.NewRepository[Employee](newTable("Employees"), "Employees")
+	var staff []*Employee
+	for i := range 250 {
+		staff = append(staff, &Employee{Department: []string{"Sales", "Support"}[i%2], ID: fmt.Sprintf("%06d", i), Name: fmt.Sprint("Employee ", i)})
+	}
+	res, err := repo.BulkWrite(ctx, store.ActionInsert, staff, store.BulkOptions{})
+	fmt.Println(res.Written, res.Failed, res.Batches, err, staff[0].ETag != "")
+	// Output: 250 0 4 <nil> true
+}

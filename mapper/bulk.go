@@ -1,0 +1,97 @@
+package mapper
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// BulkWrite writes any number of values with one kind of write through
+// store's BulkWriter: grouped by PartitionKey into entity group
+// transactions of at most 100 writes under 4 MiB, partitions in parallel
+// (opts.Concurrency), transient errors retried, and a failing write
+// reported without losing the others of its transaction. Updates and
+// deletes carry each value's ETag as If-Match (a value without one fails
+// with ErrNoETag); inserts and upserts need none.
+//
+// The result has one outcome per value, in order; each written value gets
+// its new ETag. A value that cannot be encoded fails in its own outcome and
+// is never sent. The error is nil when every write succeeded, and otherwise
+// a *store.BulkError through which errors.Is sees the first failure.
+func (r *Repository[T]) BulkWrite(ctx context.Context, kind store.ActionKind, values []*T, opts store.BulkOptions) (store.BulkResult, error) {
+	res := store.BulkResult{Outcomes: make([]store.BulkOutcome, len(values))}
+	if r.err != nil {
+		return res, r.err
+	}
+	actions := make([]store.Action, 0, len(values))
+	sent := make([]int, 0, len(values)) // input position of each action
+	targets := make([]reflect.Value, len(values))
+	for i, v := range values {
+		a, rv, err := r.bulkAction(kind, v)
+		if err != nil {
+			res.Outcomes[i] = store.BulkOutcome{Err: err, Batch: -1}
+			continue
+		}
+		targets[i] = rv
+		actions = append(actions, a)
+		sent = append(sent, i)
+	}
+	var werr error
+	if len(actions) > 0 {
+		var sub store.BulkResult
+		sub, werr = store.NewBulkWriter(r.table, opts).Write(ctx, actions)
+		res.Batches = sub.Batches
+		for j, out := range sub.Outcomes {
+			res.Outcomes[sent[j]] = out
+		}
+	}
+	first := -1
+	for i, out := range res.Outcomes {
+		if out.Err == nil && kind != store.ActionDelete {
+			if err := r.c.setMeta(targets[i], out.ETag); err != nil {
+				res.Outcomes[i].Err = err
+			}
+		}
+		if res.Outcomes[i].Err != nil {
+			res.Failed++
+			if first < 0 {
+				first = i
+			}
+		} else {
+			res.Written++
+		}
+	}
+	if first < 0 {
+		return res, nil
+	}
+	be := &store.BulkError{Failed: res.Failed, Total: len(values), FirstIndex: first, First: res.Outcomes[first].Err}
+	if ctxErr := ctx.Err(); ctxErr != nil && werr != nil {
+		be.Ctx = ctxErr
+	}
+	return res, be
+}
+
+// bulkAction maps one value to its write.
+func (r *Repository[T]) bulkAction(kind store.ActionKind, v *T) (store.Action, reflect.Value, error) {
+	var (
+		e   store.Entity
+		rv  reflect.Value
+		err error
+	)
+	if kind == store.ActionDelete {
+		e, rv, err = r.encodeKeys(v)
+	} else {
+		e, rv, err = r.encode(v)
+	}
+	if err != nil {
+		return store.Action{}, rv, err
+	}
+	a := store.Action{Kind: kind, Entity: e}
+	if kind.NeedsIfMatch() {
+		if a.IfMatch, err = r.ifMatch(rv); err != nil {
+			return store.Action{}, rv, err
+		}
+	}
+	return a, rv, nil
+}
