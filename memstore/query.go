@@ -46,8 +46,10 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	if len(names) > 0 {
 		scratch = make(map[string]any, len(names))
 	}
+	// Matching records are collected under the read lock and decoded after
+	// it: their bytes never change, and writers wait less.
+	var matched []record
 	t.mu.RLock()
-	defer t.mu.RUnlock()
 	for _, kr := range f.Plan().Ranges {
 		startPK, startRK, bounded := kr.Start()
 		if resume && (!bounded || compareKeys(fromPK, fromRK, startPK, startRK) > 0) {
@@ -64,7 +66,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 				if kr.Past(r.pk(), r.rk()) {
 					return false
 				}
-				if empty || len(page.Entities) == limit {
+				if empty || len(matched) == limit {
 					page.Continuation = encodeEntityToken(r.pk(), r.rk())
 					done = true
 					return false
@@ -83,12 +85,19 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 				if !f.Match(&view) {
 					return true
 				}
-				page.Entities = append(page.Entities, r.entity(q.Select))
+				matched = append(matched, r)
 				return true
 			})
 		}
 		if done {
 			break
+		}
+	}
+	t.mu.RUnlock()
+	if len(matched) > 0 {
+		page.Entities = make([]store.Entity, len(matched))
+		for i, r := range matched {
+			page.Entities[i] = r.entity(q.Select)
 		}
 	}
 	return page, nil
