@@ -3,6 +3,7 @@ package azstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -91,21 +92,72 @@ func (p tablePolicy) Do(req *policy.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := data
-	if emptyPK {
-		out = bytes.ReplaceAll(out, []byte(`PartitionKey='%01'`), []byte(`PartitionKey=''`))
-		out = bytes.ReplaceAll(out, []byte(`"PartitionKey":"\u0001"`), []byte(`"PartitionKey":""`))
-	}
-	if quoted {
-		out = undoubleKeyMembers(out)
-	}
-	if len(out) >= 64*1024 {
-		out = asciiJSON(out)
+	ascii := len(data) >= 64*1024
+	var out []byte
+	if strings.HasPrefix(raw.Header.Get("Content-Type"), "multipart/") {
+		out = rewriteBatch(data, emptyPK, quoted, ascii)
+	} else {
+		out = rewriteJSON(data, emptyPK, quoted, ascii)
 	}
 	if err := req.SetBody(streaming.NopCloser(bytes.NewReader(out)), raw.Header.Get("Content-Type")); err != nil {
 		return nil, err
 	}
 	return req.Next()
+}
+
+// rewriteJSON applies the rewrites to one JSON entity body.
+func rewriteJSON(b []byte, emptyPK, quoted, ascii bool) []byte {
+	if emptyPK {
+		b = bytes.ReplaceAll(b, []byte(`"PartitionKey":"\u0001"`), []byte(`"PartitionKey":""`))
+	}
+	if quoted {
+		b = undoubleKeyMembers(b)
+	}
+	if ascii {
+		b = asciiJSON(b)
+	}
+	return b
+}
+
+// rewriteBatch applies the rewrites to a $batch body: the placeholder key
+// in the sub-request URLs, and rewriteJSON to each sub-request's JSON
+// body, whose own Content-Length header it then corrects. The service
+// reads each sub-request by that header, so a body that grew (escapes) or
+// shrank (undoubled quotes, the empty key) must say its new length. aztables
+// writes each JSON body on one line after its headers.
+func rewriteBatch(data []byte, emptyPK, quoted, ascii bool) []byte {
+	if emptyPK {
+		data = bytes.ReplaceAll(data, []byte(`PartitionKey='%01'`), []byte(`PartitionKey=''`))
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	length := -1 // the line of the current sub-request's Content-Length
+	for i, line := range lines {
+		switch {
+		case bytes.HasPrefix(line, []byte("--")):
+			length = -1
+		case len(line) > len("content-length:") && bytes.EqualFold(line[:len("content-length:")], []byte("content-length:")):
+			length = i
+		case len(line) > 0 && line[0] == '{':
+			body := bytes.TrimSuffix(line, []byte("\r"))
+			cr := len(line) > len(body)
+			body = rewriteJSON(body, emptyPK, quoted, ascii)
+			if cr {
+				body = append(body, '\r')
+			}
+			lines[i] = body
+			if length >= 0 {
+				lines[length] = fmt.Appendf(nil, "Content-Length: %d\r", len(body)-btoi(cr))
+			}
+		}
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // asciiJSON writes every non-ASCII character of a JSON text as a \uXXXX
