@@ -393,7 +393,9 @@ func annotationLen(name string) int {
 // A character outside ASCII counts as its \uXXXX escapes (6 bytes per
 // UTF-16 unit): azstore writes large bodies in ASCII (Azurite corrupts a
 // character split across its 64 KiB read chunks), so that is what the
-// service receives and measures against its 4 MiB limit.
+// service receives and measures against its 4 MiB limit. '<', '>' and '&'
+// count 6 too: the SDK re-encodes bodies with encoding/json, which writes
+// them as \u003c, \u003e and \u0026.
 func jsonStringLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); i++ {
@@ -401,7 +403,7 @@ func jsonStringLen(s string) int {
 		switch {
 		case c == '"' || c == '\\':
 			n += 2
-		case c < 0x20:
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
 			n += 6
 		case c < 0x80:
 			n++

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -240,4 +242,37 @@ func TestValidateGet(t *testing.T) {
 	wantCode(t, "bad key", err, CodeOutOfRangeInput, 400)
 	_, err = ValidateGet("p", "r", &GetOptions{Select: []string{"1A"}})
 	wantCode(t, "bad select", err, CodePropertyNameInvalid, 400)
+}
+
+// TestJSONStringLenBoundsEveryEncoding proves the size estimate is never
+// below what a string takes in a body: as encoding/json writes it (the SDK
+// re-encodes bodies with it, escaping <, > and &) and in the all-ASCII form
+// azstore sends large bodies in.
+func TestJSONStringLenBoundsEveryEncoding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	alphabet := []rune{'a', '<', '>', '&', '"', '\\', '\n', 0x01, 0xE9, 0x2028, 0x4E2D, 0xFFFD, 0x1F600}
+	for range 5000 {
+		r := make([]rune, rng.IntN(40))
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(r)
+		std, _ := json.Marshal(s)
+		ascii := 2
+		for _, c := range s {
+			switch {
+			case c == '"' || c == '\\':
+				ascii += 2
+			case c < 0x20 || c >= 0x80 && c < 0x10000:
+				ascii += 6
+			case c >= 0x10000:
+				ascii += 12
+			default:
+				ascii++
+			}
+		}
+		if got := jsonStringLen(s); got < len(std) || got < ascii {
+			t.Fatalf("jsonStringLen(%q) = %d, but encoding/json takes %d and ASCII JSON %d", s, got, len(std), ascii)
+		}
+	}
 }
