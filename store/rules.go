@@ -417,12 +417,33 @@ func jsonStringLen(s string) int {
 	return n
 }
 
-// ActionWireSize estimates one transaction action's share of the body.
+// ActionWireSize estimates one transaction action's share of the body: the
+// multipart framing, the sub-request URL with both keys and the entity's
+// JSON (none for a delete).
 func ActionWireSize(a *Action) int {
+	n := batchActionOverhead + urlKeyLen(a.Entity.PartitionKey) + urlKeyLen(a.Entity.RowKey)
 	if a.Kind == ActionDelete {
-		return batchActionOverhead + len(a.Entity.PartitionKey) + len(a.Entity.RowKey)
+		return n
 	}
-	return batchActionOverhead + EstimateWireSize(&a.Entity)
+	return n + EstimateWireSize(&a.Entity)
+}
+
+// urlKeyLen bounds a key's bytes in a sub-request URL, where it appears
+// quoted as an OData literal and percent-encoded: a quote is doubled, and
+// every byte but an unreserved ASCII character takes three.
+func urlKeyLen(k string) int {
+	n := 0
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '.', c == '_', c == '~':
+			n++
+		case c == '\'':
+			n += 6
+		default:
+			n += 3
+		}
+	}
+	return n
 }
 
 // ValidateAction checks one action as the service checks it inside a
@@ -447,10 +468,10 @@ func checkAction(a *Action) (wire int, err error) {
 		if err := validateKey("RowKey", a.Entity.RowKey, true); err != nil {
 			return 0, err
 		}
-		wire = len(a.Entity.PartitionKey) + len(a.Entity.RowKey)
 	} else if wire, err = checkEntity(&a.Entity, true); err != nil {
 		return 0, err
 	}
+	wire += urlKeyLen(a.Entity.PartitionKey) + urlKeyLen(a.Entity.RowKey)
 	if a.Kind.NeedsIfMatch() {
 		if err := ValidateETag(a.IfMatch); err != nil {
 			return 0, err

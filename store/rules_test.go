@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,23 @@ func TestJSONStringLenBoundsEveryEncoding(t *testing.T) {
 		if got := jsonStringLen(s); got < len(std) || got < ascii {
 			t.Fatalf("jsonStringLen(%q) = %d, but encoding/json takes %d and ASCII JSON %d", s, got, len(std), ascii)
 		}
+	}
+}
+
+// TestActionWireSizeCountsKeysInURLs proves long keys weigh on the batch
+// body twice, in the JSON and percent-encoded in the sub-request URL, so
+// that 100 actions with 1,024-character non-ASCII keys are sized as such.
+func TestActionWireSizeCountsKeysInURLs(t *testing.T) {
+	key := strings.Repeat("é", MaxKeyUnits) // 2 UTF-8 bytes: 6 in a URL, 6 as a JSON escape
+	del := Action{Kind: ActionDelete, Entity: Entity{PartitionKey: key, RowKey: key}}
+	if got, min := ActionWireSize(&del), 2*len(url.PathEscape(key)); got < min {
+		t.Fatalf("delete with two long keys sized %d bytes, below the %d its URL takes", got, min)
+	}
+	ins := Action{Kind: ActionInsert, Entity: Entity{PartitionKey: key, RowKey: key}}
+	if got, min := ActionWireSize(&ins), 2*len(url.PathEscape(key))+2*6*MaxKeyUnits; got < min {
+		t.Fatalf("insert with two long keys sized %d bytes, below %d", got, min)
+	}
+	if urlKeyLen("a'b") != 8 || urlKeyLen("az09-._~") != 8 || urlKeyLen("a b") != 5 {
+		t.Fatalf("urlKeyLen: %d %d %d", urlKeyLen("a'b"), urlKeyLen("az09-._~"), urlKeyLen("a b"))
 	}
 }
