@@ -35,8 +35,11 @@ func isDialError(err error) bool {
 }
 
 // serviceError is the body of a Table service error
-// ({"odata.error":{"code":..,"message":{"value":..}}}) or of a Queue/Blob
-// one (<Error><Code>..</Code><Message>..</Message></Error>).
+// ({"odata.error":{"code":..,"message":{"value":..}}}), of a Queue/Blob
+// one (<Error><Code>..</Code><Message>..</Message></Error>), or of a Table
+// service error in XML (<error><code>..</code><message>..</message></error>,
+// which the service writes where it has no JSON request to answer in
+// kind, such as a changeset it could not read).
 type serviceError struct {
 	OData struct {
 		Code    string `json:"code"`
@@ -44,22 +47,30 @@ type serviceError struct {
 			Value string `json:"value"`
 		} `json:"message"`
 	} `json:"odata.error"`
-	XMLCode    string `xml:"Code"`
-	XMLMessage string `xml:"Message"`
+	XMLCode         string `xml:"Code"`
+	XMLMessage      string `xml:"Message"`
+	ODataXMLCode    string `xml:"code"`
+	ODataXMLMessage string `xml:"message"`
 }
+
+// utf8BOM opens the XML error bodies of the Queue and Blob services.
+const utf8BOM = "\ufeff"
 
 // parseServiceError returns the code and first message line of an error body.
 func parseServiceError(body []byte) (code, msg string) {
 	var se serviceError
-	trimmed := strings.TrimSpace(string(body))
+	trimmed := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(body)), utf8BOM))
 	switch {
 	case strings.HasPrefix(trimmed, "{"):
-		if json.Unmarshal(body, &se) == nil {
+		if json.Unmarshal([]byte(trimmed), &se) == nil {
 			code, msg = se.OData.Code, se.OData.Message.Value
 		}
 	case strings.HasPrefix(trimmed, "<"):
-		if xml.Unmarshal(body, &se) == nil {
+		if xml.Unmarshal([]byte(trimmed), &se) == nil {
 			code, msg = se.XMLCode, se.XMLMessage
+			if code == "" && msg == "" {
+				code, msg = se.ODataXMLCode, se.ODataXMLMessage
+			}
 		}
 	}
 	if i := strings.IndexAny(msg, "\r\n"); i >= 0 {
