@@ -3,6 +3,7 @@ package azstore
 import (
 	"bytes"
 	"context"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
@@ -180,7 +181,7 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 			p := store.BlobProps{Name: *b.Name}
 			if b.Properties != nil {
 				if b.Properties.ETag != nil {
-					p.ETag = store.ETag(*b.Properties.ETag)
+					p.ETag = listedETag(string(*b.Properties.ETag))
 				}
 				if b.Properties.ContentLength != nil {
 					p.Size = *b.Properties.ContentLength
@@ -192,4 +193,16 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 	}
 	page.NextMarker = deref(resp.NextMarker)
 	return page, nil
+}
+
+// listedETag returns a List Blobs ETag in the quoted form the service's
+// ETag headers carry. The listing's <Etag> element holds the bare value
+// (0x8DA70795BA89795, on Azure and Azurite alike) while Put and Get answer
+// "0x8DA70795BA89795": quoting it gives one ETag per blob version, usable
+// as an If-Match condition.
+func listedETag(v string) store.ETag {
+	if v == "" || v == string(store.ETagAny) || strings.HasPrefix(v, `"`) || strings.HasPrefix(v, `W/"`) {
+		return store.ETag(v)
+	}
+	return store.ETag(`"` + v + `"`)
 }
