@@ -140,7 +140,7 @@ func TestKeysReachTheServiceIntact(t *testing.T) {
 	}
 }
 
-type subRequest struct{ method, path, body string }
+type subRequest struct{ method, path, body, ifMatch string }
 
 // subRequestParts reads a $batch body as the service does: each
 // sub-request's body by its own Content-Length, its URL percent-decoded.
@@ -168,7 +168,7 @@ func subRequestParts(t *testing.T, batch string) []subRequest {
 				t.Fatal(err)
 			}
 			b, _ := io.ReadAll(req.Body)
-			out = append(out, subRequest{req.Method, req.URL.Path, string(b)})
+			out = append(out, subRequest{req.Method, req.URL.Path, string(b), req.Header.Get("If-Match")})
 		}
 	}
 	walk(multipart.NewReader(strings.NewReader(batch), params["boundary"]))
