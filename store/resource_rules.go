@@ -183,5 +183,16 @@ func ValidateBlobName(name string) error {
 		return Errorf(CodeOutOfRangeInput, 400,
 			"blob name %s has %d path segments: the limit is %d", quoteTrunc(name), n, MaxBlobPathSegments)
 	}
+	// "Avoid blob names that end with a dot, a forward slash, or a
+	// sequence or combination of the two" is advice; control characters are
+	// refused (Naming and Referencing Containers, Blobs, and Metadata).
+	// Azurite stores such a name, and then every listing of the container
+	// fails with 500.
+	for i, r := range name {
+		if r <= 0x1F || (r >= 0x7F && r <= 0x9F) {
+			return Errorf(CodeInvalidResourceName, 400,
+				"blob name %s contains control character U+%04X at offset %d: control characters are not allowed in blob names", quoteTrunc(name), r, i)
+		}
+	}
 	return nil
 }
