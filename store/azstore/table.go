@@ -73,6 +73,9 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	if err != nil {
 		return store.Entity{}, err
 	}
+	if !pathSafe(pk, rk) {
+		return h.getByQuery(ctx, pk, rk, sel)
+	}
 	var raw *http.Response
 	kctx, kpk := keyCtx(ctx, pk)
 	get := func() (aztables.GetEntityResponse, error) {
@@ -177,6 +180,13 @@ func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.Upd
 	if err := store.ValidateETag(ifMatch); err != nil {
 		return "", err
 	}
+	if !pathSafe(e.PartitionKey, e.RowKey) {
+		kind := store.ActionUpdateMerge
+		if mode == store.Replace {
+			kind = store.ActionUpdateReplace
+		}
+		return h.writeByTransaction(ctx, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch})
+	}
 	kctx, body, err := encodeKeyed(ctx, &e)
 	if err != nil {
 		return "", err
@@ -215,6 +225,13 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 	if err := store.ValidateEntity(&e); err != nil {
 		return "", err
 	}
+	if !pathSafe(e.PartitionKey, e.RowKey) {
+		kind := store.ActionUpsertMerge
+		if mode == store.Replace {
+			kind = store.ActionUpsertReplace
+		}
+		return h.writeByTransaction(ctx, store.Action{Kind: kind, Entity: e})
+	}
 	kctx, body, err := encodeKeyed(ctx, &e)
 	if err != nil {
 		return "", err
@@ -242,6 +259,10 @@ func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.E
 		return err
 	}
 	if err := store.ValidateETag(ifMatch); err != nil {
+		return err
+	}
+	if !pathSafe(pk, rk) {
+		_, err := h.writeByTransaction(ctx, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
 		return err
 	}
 	kctx, kpk := keyCtx(ctx, pk)
