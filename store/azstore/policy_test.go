@@ -2,6 +2,7 @@ package azstore
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,8 +37,12 @@ func newRecorder(t *testing.T) *recorder {
 		w.Header().Set("ETag", `W/"1"`)
 		switch {
 		case strings.HasSuffix(r.URL.Path, "$batch"):
-			changesetResponse(w, "HTTP/1.1 204 No Content\r\nContent-ID: 1\r\nETag: W/\"1\"\r\n\r\n",
-				"HTTP/1.1 204 No Content\r\nContent-ID: 2\r\nETag: W/\"1\"\r\n\r\n")
+			// One success part per sub-request of the changeset.
+			var parts []string
+			for i := range strings.Count(string(b), "Content-Type: application/http") {
+				parts = append(parts, fmt.Sprintf("HTTP/1.1 204 No Content\r\nContent-ID: %d\r\nETag: W/\"1\"\r\n\r\n", i+1))
+			}
+			changesetResponse(w, parts...)
 		case strings.Contains(r.URL.Path, "/messages/"):
 			w.Header().Set("x-ms-popreceipt", "r2")
 			w.Header().Set("x-ms-time-next-visible", time.Now().UTC().Format(http.TimeFormat))

@@ -97,12 +97,32 @@ func TestKeysReachTheServiceIntact(t *testing.T) {
 	for _, k := range keys {
 		pk, rk := k[0], k[1]
 		e := store.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"V": "v'%"}}
+		// A key holding '%' never travels in an entity path (see
+		// percentkeys.go): its point operations go out as a query or a
+		// one-action $batch, whose sub-request carries the keys instead.
+		single := func(what string) {
+			t.Helper()
+			r := rec.last(t)
+			if pathSafe(pk, rk) {
+				check(what, pk, rk, r.path, r.body)
+				return
+			}
+			subs := subRequestParts(t, r.body)
+			if len(subs) != 1 {
+				t.Fatalf("%s with a '%%' key: %d sub-requests, want a one-action $batch", what, len(subs))
+			}
+			check(what, pk, rk, subs[0].path, subs[0].body)
+		}
 		_, _ = tbl.Get(ctx, pk, rk, nil)
-		check("Get", pk, rk, rec.last(t).path, "")
+		if pathSafe(pk, rk) {
+			check("Get", pk, rk, rec.last(t).path, "")
+		} else if p := rec.last(t).path; !strings.HasSuffix(p, "/tbl()") {
+			t.Errorf("Get with a '%%' key went to %q, want a query of /tbl()", p)
+		}
 		if err := tbl.Delete(ctx, pk, rk, store.ETagAny); err != nil {
 			t.Fatal(err)
 		}
-		check("Delete", pk, rk, rec.last(t).path, "")
+		single("Delete")
 		if _, err := tbl.Insert(ctx, e); err != nil {
 			t.Fatal(err)
 		}
@@ -111,13 +131,11 @@ func TestKeysReachTheServiceIntact(t *testing.T) {
 			if _, err := tbl.Update(ctx, e, mode, store.ETagAny); err != nil {
 				t.Fatal(err)
 			}
-			r := rec.last(t)
-			check(fmt.Sprintf("Update %v", mode), pk, rk, r.path, r.body)
+			single(fmt.Sprintf("Update %v", mode))
 			if _, err := tbl.Upsert(ctx, e, mode); err != nil {
 				t.Fatal(err)
 			}
-			r = rec.last(t)
-			check(fmt.Sprintf("Upsert %v", mode), pk, rk, r.path, r.body)
+			single(fmt.Sprintf("Upsert %v", mode))
 		}
 		for kind := store.ActionInsert; kind <= store.ActionDelete; kind++ {
 			a := store.Action{Kind: kind, Entity: e}
