@@ -3,26 +3,48 @@ package azstore
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
-// The Table service has decoded the URL path of point operations (Get,
-// Update, Merge, Delete and the upserts) twice, so a key holding '%' was
-// read as another key: "Metric%25" became "Metric%" (Azure Storage team,
-// "PartitionKey or RowKey containing the percent '%' character causes some
-// Windows Azure Tables APIs to fail", 2012). Query Entities and entity
-// group transactions carry keys in the query string or the body and were
-// not affected. Nothing says every service version has been fixed, so
-// azstore sends point operations on such keys through those two instead:
-// a read becomes a point query, a write a one-action transaction. The
-// results, errors and ETags are the same.
+// Two limits of the service apply to keys in an entity's URL path, which
+// point operations (Get, Update, Merge, Delete and the upserts) use and
+// Query Entities and entity group transactions do not (they carry keys in
+// the query string or the body):
+//
+//   - The Table service has decoded that path twice, so a key holding '%'
+//     was read as another key: "Metric%25" became "Metric%" (Azure Storage
+//     team, "PartitionKey or RowKey containing the percent '%' character
+//     causes some Windows Azure Tables APIs to fail", 2012).
+//   - The path segment Table(PartitionKey='...',RowKey='...') is subject to
+//     the HTTP front end's URL segment limit (260 characters by default in
+//     HTTP.sys), and older Table documentation warns that entities whose keys
+//     total more than about 256 characters cannot be read with a point GET.
+//
+// Nothing says every service version is free of either, so azstore sends
+// point operations on such keys through the unaffected operations: a read
+// becomes a point query, a write a one-action transaction. The results,
+// errors and ETags are the same.
 
-// pathSafe reports whether keys may travel in an entity URL's path.
-func pathSafe(pk, rk string) bool {
-	return !strings.Contains(pk, "%") && !strings.Contains(rk, "%")
+// maxEntitySegment is the longest entity path segment azstore sends.
+const maxEntitySegment = 255
+
+// pathSafe reports whether keys may travel in the entity path of table.
+func pathSafe(table, pk, rk string) bool {
+	if strings.Contains(pk, "%") || strings.Contains(rk, "%") {
+		return false
+	}
+	seg := len(table) + len("(PartitionKey='',RowKey='')") + segmentLen(pk) + segmentLen(rk)
+	return seg <= maxEntitySegment
+}
+
+// segmentLen is a key's length in an entity path: an OData literal (a
+// quote doubled) percent-encoded as a path segment.
+func segmentLen(k string) int {
+	return len(url.PathEscape(strings.ReplaceAll(k, "'", "''")))
 }
 
 // getByQuery reads one entity with a point query.

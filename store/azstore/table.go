@@ -73,7 +73,7 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	if err != nil {
 		return store.Entity{}, err
 	}
-	if !pathSafe(pk, rk) {
+	if !pathSafe(h.name, pk, rk) {
 		return h.getByQuery(ctx, pk, rk, sel)
 	}
 	var raw *http.Response
@@ -180,7 +180,7 @@ func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.Upd
 	if err := store.ValidateETag(ifMatch); err != nil {
 		return "", err
 	}
-	if !pathSafe(e.PartitionKey, e.RowKey) {
+	if !pathSafe(h.name, e.PartitionKey, e.RowKey) {
 		kind := store.ActionUpdateMerge
 		if mode == store.Replace {
 			kind = store.ActionUpdateReplace
@@ -225,7 +225,7 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 	if err := store.ValidateEntity(&e); err != nil {
 		return "", err
 	}
-	if !pathSafe(e.PartitionKey, e.RowKey) {
+	if !pathSafe(h.name, e.PartitionKey, e.RowKey) {
 		kind := store.ActionUpsertMerge
 		if mode == store.Replace {
 			kind = store.ActionUpsertReplace
@@ -261,7 +261,7 @@ func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.E
 	if err := store.ValidateETag(ifMatch); err != nil {
 		return err
 	}
-	if !pathSafe(pk, rk) {
+	if !pathSafe(h.name, pk, rk) {
 		_, err := h.writeByTransaction(ctx, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
 		return err
 	}
