@@ -103,12 +103,3 @@ func (x *index) rehash(a *arena) {
 		x.count++
 	}
 }
-
-// remap replaces every ref after a compaction.
-func (x *index) remap(moved func(ref) ref) {
-	for i := range x.slots {
-		if r := x.slots[i].r; r != 0 && r != tombstone {
-			x.slots[i].r = moved(r)
-		}
-	}
-}

@@ -220,43 +220,6 @@ func (s *scanner) compound() ([]byte, error) {
 	}
 }
 
-// members walks the members of the object at the scanner's position,
-// calling fn with each name token (quoted) and raw value. It consumes the
-// closing brace.
-func (s *scanner) members(fn func(name []byte, escaped bool, raw []byte) error) error {
-	if err := s.expect('{'); err != nil {
-		return err
-	}
-	if s.peek() == '}' {
-		s.pos++
-		return nil
-	}
-	for {
-		name, esc, err := s.stringToken()
-		if err != nil {
-			return err
-		}
-		if err := s.expect(':'); err != nil {
-			return err
-		}
-		raw, err := s.valueToken()
-		if err != nil {
-			return err
-		}
-		if err := fn(name, esc, raw); err != nil {
-			return err
-		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return s.errf("want ',' or '}' in object")
-		}
-	}
-}
 
 // end checks that only space follows.
 func (s *scanner) end() error {
