@@ -220,7 +220,6 @@ func (s *scanner) compound() ([]byte, error) {
 	}
 }
 
-
 // end checks that only space follows.
 func (s *scanner) end() error {
 	if s.peek() != 0 {
