@@ -128,7 +128,7 @@ func (b *txn) add(kind store.ActionKind, e store.Entity, tg target, unconditiona
 	}
 	if (len(b.actions) > 0 || b.fixed) && e.PartitionKey != b.pk {
 		return fmt.Errorf("mapper: %s of PartitionKey %s refused: %w", kind, quote(e.PartitionKey),
-			store.Errorf(store.CodeCommandsInBatchActOnDifferentPart, 400,
+			store.Errorf(store.CodeCommandsInBatchActOnDifferentPartitions, 400,
 				"this batch is on PartitionKey %s, and a transaction covers one partition", quote(b.pk)))
 	}
 	if i, dup := b.rows[e.RowKey]; dup {

@@ -27,7 +27,7 @@ func TestBatchRefusesAtAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = b.Upsert(&person{Dept: "b", ID: "2"}, store.Merge)
-	if store.Code(err) != store.CodeCommandsInBatchActOnDifferentPart || !strings.Contains(err.Error(), `PartitionKey "b"`) || !strings.Contains(err.Error(), `"a"`) {
+	if store.Code(err) != store.CodeCommandsInBatchActOnDifferentPartitions || !strings.Contains(err.Error(), `PartitionKey "b"`) || !strings.Contains(err.Error(), `"a"`) {
 		t.Fatalf("second partition: %v", err)
 	}
 	err = b.Upsert(&person{Dept: "a", ID: "1"}, store.Merge)

@@ -212,7 +212,7 @@ func TestRegistryMixedBatch(t *testing.T) {
 	if err := b.UpdateUnconditional(&d, store.Replace); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Insert(&staff{Dept: "HR", ID: "e2"}); store.Code(err) != store.CodeCommandsInBatchActOnDifferentPart {
+	if err := b.Insert(&staff{Dept: "HR", ID: "e2"}); store.Code(err) != store.CodeCommandsInBatchActOnDifferentPartitions {
 		t.Fatalf("other partition: %v", err)
 	}
 	if err := b.Insert(staff{Dept: "Sales", ID: "e3"}); err == nil || !strings.Contains(err.Error(), "pointer") {

@@ -35,7 +35,7 @@ type BulkOptions struct {
 	// one after another, in input order.
 	Concurrency int
 	// MaxAttempts is how often a transaction is sent at most while it fails
-	// with a transient error (errors.Is(err, ErrThrottled)); 0 means
+	// with a transient error (errors.Is(err, ErrTransient)); 0 means
 	// DefaultBulkAttempts and 1 turns retries off.
 	MaxAttempts int
 	// Backoff is the wait before the first retry; it doubles on each

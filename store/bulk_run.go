@@ -87,7 +87,7 @@ func (r *bulkRun) runBatch(ctx context.Context, idx []int) {
 // fault, the context).
 func culprit(err error, n int) int {
 	var se *Error
-	if !errors.As(err, &se) || errors.Is(err, ErrThrottled) || se.Index < 0 || se.Index >= n {
+	if !errors.As(err, &se) || errors.Is(err, ErrTransient) || se.Index < 0 || se.Index >= n {
 		return -1
 	}
 	return se.Index
@@ -112,8 +112,8 @@ func (r *bulkRun) send(ctx context.Context, idx []int) ([]ActionResult, error) {
 		if err == nil {
 			return results, nil
 		}
-		if !errors.Is(err, ErrThrottled) || attempt >= r.opts.MaxAttempts {
-			if cerr := ctx.Err(); cerr != nil && errors.Is(err, ErrThrottled) {
+		if !errors.Is(err, ErrTransient) || attempt >= r.opts.MaxAttempts {
+			if cerr := ctx.Err(); cerr != nil && errors.Is(err, ErrTransient) {
 				return nil, cerr
 			}
 			return nil, err

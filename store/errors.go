@@ -10,31 +10,35 @@ import (
 // Service error codes, exactly as the Table, Queue and Blob services send
 // them in their error responses.
 const (
-	CodeTableNotFound                     = "TableNotFound"
-	CodeTableAlreadyExists                = "TableAlreadyExists"
-	CodeTableBeingDeleted                 = "TableBeingDeleted"
-	CodeResourceNotFound                  = "ResourceNotFound"
-	CodeEntityAlreadyExists               = "EntityAlreadyExists"
-	CodeUpdateConditionNotSatisfied       = "UpdateConditionNotSatisfied"
-	CodeInvalidResourceName               = "InvalidResourceName"
-	CodeOutOfRangeInput                   = "OutOfRangeInput"
-	CodeInvalidInput                      = "InvalidInput"
-	CodeInvalidValueType                  = "InvalidValueType"
-	CodePropertiesNeedValue               = "PropertiesNeedValue"
-	CodeKeyValueTooLarge                  = "KeyValueTooLarge"
-	CodeTooManyProperties                 = "TooManyProperties"
-	CodePropertyNameTooLong               = "PropertyNameTooLong"
-	CodePropertyNameInvalid               = "PropertyNameInvalid"
-	CodeDuplicatePropertiesSpecified      = "DuplicatePropertiesSpecified"
-	CodePropertyValueTooLarge             = "PropertyValueTooLarge"
-	CodeEntityTooLarge                    = "EntityTooLarge"
-	CodeCommandsInBatchActOnDifferentPart = "CommandsInBatchActOnDifferentPartitions"
-	CodeInvalidDuplicateRow               = "InvalidDuplicateRow"
-	CodeRequestBodyTooLarge               = "RequestBodyTooLarge"
-	CodeServerBusy                        = "ServerBusy"
-	CodeOperationTimedOut                 = "OperationTimedOut"
-	CodeInternalError                     = "InternalError"
-	CodeAuthenticationFailed              = "AuthenticationFailed"
+	CodeTableNotFound                           = "TableNotFound"
+	CodeTableAlreadyExists                      = "TableAlreadyExists"
+	CodeTableBeingDeleted                       = "TableBeingDeleted"
+	CodeResourceNotFound                        = "ResourceNotFound"
+	CodeEntityAlreadyExists                     = "EntityAlreadyExists"
+	CodeUpdateConditionNotSatisfied             = "UpdateConditionNotSatisfied"
+	CodeInvalidResourceName                     = "InvalidResourceName"
+	CodeOutOfRangeInput                         = "OutOfRangeInput"
+	CodeInvalidInput                            = "InvalidInput"
+	CodeInvalidValueType                        = "InvalidValueType"
+	CodePropertiesNeedValue                     = "PropertiesNeedValue"
+	CodeKeyValueTooLarge                        = "KeyValueTooLarge"
+	CodeTooManyProperties                       = "TooManyProperties"
+	CodePropertyNameTooLong                     = "PropertyNameTooLong"
+	CodePropertyNameInvalid                     = "PropertyNameInvalid"
+	CodeDuplicatePropertiesSpecified            = "DuplicatePropertiesSpecified"
+	CodePropertyValueTooLarge                   = "PropertyValueTooLarge"
+	CodeEntityTooLarge                          = "EntityTooLarge"
+	CodeCommandsInBatchActOnDifferentPartitions = "CommandsInBatchActOnDifferentPartitions"
+	CodeInvalidDuplicateRow                     = "InvalidDuplicateRow"
+	CodeRequestBodyTooLarge                     = "RequestBodyTooLarge"
+	CodeServerBusy                              = "ServerBusy"
+	CodeOperationTimedOut                       = "OperationTimedOut"
+	CodeInternalError                           = "InternalError"
+	CodeAuthenticationFailed                    = "AuthenticationFailed"
+
+	// Deprecated: use CodeCommandsInBatchActOnDifferentPartitions, the
+	// code's full name.
+	CodeCommandsInBatchActOnDifferentPart = CodeCommandsInBatchActOnDifferentPartitions
 
 	// Queue service.
 	CodeQueueNotFound      = "QueueNotFound"
@@ -66,10 +70,76 @@ var (
 	ErrInvalidInput = errors.New("invalid input")
 	// ErrTooLarge matches a key, property, entity, batch or message over its size limit.
 	ErrTooLarge = errors.New("too large")
-	// ErrThrottled matches throttling and transient server faults (503
-	// ServerBusy, 500 OperationTimedOut and InternalError): retry with backoff.
-	ErrThrottled = errors.New("throttled or transient")
+	// ErrThrottled matches the service's 503 ServerBusy: it refused the
+	// request before doing any work, so nothing was applied; retry with
+	// backoff. It never matches a 500, a timeout or a lost answer, which may
+	// hide an applied write (see ErrUnknownOutcome).
+	ErrThrottled = errors.New("throttled")
+	// ErrUnknownOutcome matches a write that may or may not have been
+	// applied: the request was sent and no definite answer came back (a 500
+	// InternalError or OperationTimedOut, a timeout, a reset connection, an
+	// unreadable answer, a context that ended after the request left).
+	// Resending such a write is safe only when it is idempotent (an upsert,
+	// an update with If-Match *); otherwise read the entity back. The
+	// Error's Unknown field carries the same fact.
+	ErrUnknownOutcome = errors.New("outcome unknown: the write may have been applied")
+	// ErrTransient matches a failure that may pass when the same request is
+	// sent again and that left nothing applied: a 503 ServerBusy, a
+	// connection that was never made, a 500 or lost answer to a read, or a
+	// write whose unknown outcome a read-back resolved as not applied. It
+	// never matches an error that also matches ErrUnknownOutcome, so
+	// "retry when errors.Is(err, ErrTransient)" never writes twice.
+	ErrTransient = errors.New("transient: nothing was applied, retrying may succeed")
 )
+
+// tablekit's own codes, for failures that carry no service answer. The
+// service never sends them; Source is SourceTransport (or SourceClient).
+const (
+	// CodeConnectionFailed: no connection to the service could be made
+	// (refused, unreachable, DNS failure, TLS handshake): the request never
+	// left, so nothing was applied.
+	CodeConnectionFailed = "ConnectionFailed"
+	// CodeResponseLost: the request was sent (or may have been) and no
+	// readable answer came back: a reset or closed connection, a truncated
+	// or garbled response, a client-side per-try timeout.
+	CodeResponseLost = "ResponseLost"
+	// CodeCanceled: the caller's context was canceled. Err wraps
+	// context.Canceled; Unknown says whether a write had already been sent.
+	CodeCanceled = "Canceled"
+	// CodeDeadlineExceeded: the caller's context deadline passed. Err wraps
+	// context.DeadlineExceeded; Unknown says whether a write had already
+	// been sent.
+	CodeDeadlineExceeded = "DeadlineExceeded"
+)
+
+// Source says who produced an *Error.
+type Source uint8
+
+const (
+	// SourceService: the service answered with this error (memstore's
+	// engine plays the service). This is the zero value.
+	SourceService Source = iota
+	// SourceClient: tablekit's own checks refused the input before anything
+	// was sent; the service never saw the request.
+	SourceClient
+	// SourceTransport: no usable answer came from the service: the
+	// connection failed or broke, the answer was lost or unreadable, or the
+	// context ended.
+	SourceTransport
+)
+
+// String names the source.
+func (s Source) String() string {
+	switch s {
+	case SourceService:
+		return "service"
+	case SourceClient:
+		return "client"
+	case SourceTransport:
+		return "transport"
+	}
+	return "Source(" + strconv.Itoa(int(s)) + ")"
+}
 
 // Error is the one error type of tablekit's stores. Every backend reports a
 // service failure as an *Error with the service's own code and status, so
@@ -87,15 +157,24 @@ type Error struct {
 	Message string
 	// Err is the underlying cause, if any (a transport error, say).
 	Err error
+	// Unknown is set when the failed request was a write that may have been
+	// applied (see ErrUnknownOutcome). It is false for a read, and for a
+	// write the service refused or that never left.
+	Unknown bool
+	// Source says whether the service, tablekit's own checks or the
+	// transport produced the error.
+	Source Source
 }
 
 // Error formats the code, status, index and message.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Code)
-	b.WriteString(" (")
-	b.WriteString(strconv.Itoa(e.Status))
-	b.WriteString(")")
+	if e.Status != 0 {
+		b.WriteString(" (")
+		b.WriteString(strconv.Itoa(e.Status))
+		b.WriteString(")")
+	}
 	if e.Index >= 0 {
 		b.WriteString(" at action ")
 		b.WriteString(strconv.Itoa(e.Index))
@@ -133,10 +212,36 @@ func (e *Error) Is(target error) bool {
 		}
 		return e.Status == 413
 	case ErrThrottled:
-		return e.Status == 503 || e.Status == 500 || e.Code == CodeServerBusy ||
-			e.Code == CodeOperationTimedOut || e.Code == CodeInternalError
+		return !e.Unknown && (e.Status == 503 || e.Code == CodeServerBusy)
+	case ErrUnknownOutcome:
+		return e.Unknown
+	case ErrTransient:
+		return !e.Unknown && e.transient()
 	}
 	return false
+}
+
+// transient reports a failure that may pass on a resend.
+func (e *Error) transient() bool {
+	switch e.Code {
+	case CodeConnectionFailed, CodeResponseLost, CodeServerBusy, CodeOperationTimedOut, CodeInternalError:
+		return true
+	case CodeCanceled, CodeDeadlineExceeded:
+		return false
+	}
+	switch e.Status {
+	case 408, 500, 502, 503, 504:
+		return true
+	}
+	return false
+}
+
+// AmbiguousStatus reports whether a service answer with this HTTP status
+// leaves a write's outcome unknown: 500 (InternalError, OperationTimedOut),
+// 502 and 504 may come after the write was applied. A 503 ServerBusy comes
+// before any work, and a 4xx is a refusal.
+func AmbiguousStatus(status int) bool {
+	return status == 500 || status == 502 || status == 504
 }
 
 // Errorf builds an *Error with the given code and status, outside any
@@ -157,8 +262,8 @@ func WithIndex(err error, i int) *Error {
 	return &Error{Code: CodeInternalError, Status: 500, Index: i, Message: "transaction action failed", Err: err}
 }
 
-// Code returns the service error code carried by err, or "" when err is not
-// (and does not wrap) an *Error.
+// Code returns the error code carried by err, or "" when err is not (and
+// does not wrap) an *Error.
 func Code(err error) string {
 	var se *Error
 	if errors.As(err, &se) {
@@ -167,7 +272,46 @@ func Code(err error) string {
 	return ""
 }
 
-// invalid, outOfRange and friends keep the rules short.
+// Status returns the HTTP status carried by err, or 0 when err is not (and
+// does not wrap) an *Error or no answer came from the service.
+func Status(err error) int {
+	var se *Error
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	return 0
+}
+
+// Index returns the position of the failing action of a transaction
+// carried by err, or -1 when err names none.
+func Index(err error) int {
+	var se *Error
+	if errors.As(err, &se) {
+		return se.Index
+	}
+	return -1
+}
+
+// SourceOf returns who produced err: the service, tablekit's own checks or
+// the transport. An error that is not (and does not wrap) an *Error is
+// SourceClient: it was made before anything was sent.
+func SourceOf(err error) Source {
+	var se *Error
+	if errors.As(err, &se) {
+		return se.Source
+	}
+	return SourceClient
+}
+
+// refuse builds the *Error of one of tablekit's own checks: nothing was
+// sent (Source is SourceClient).
+func refuse(code string, status int, format string, args ...any) *Error {
+	e := Errorf(code, status, format, args...)
+	e.Source = SourceClient
+	return e
+}
+
+// invalid keeps the rules short.
 func invalid(format string, args ...any) *Error {
-	return Errorf(CodeInvalidInput, 400, format, args...)
+	return refuse(CodeInvalidInput, 400, format, args...)
 }

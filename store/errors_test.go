@@ -25,9 +25,19 @@ func TestErrorIsSentinels(t *testing.T) {
 		{Errorf(CodeKeyValueTooLarge, 400, "x"), []error{ErrInvalidInput, ErrTooLarge}, nil},
 		{Errorf(CodeRequestBodyTooLarge, 413, "x"), []error{ErrInvalidInput, ErrTooLarge}, nil},
 		{Errorf(CodeOutOfRangeInput, 400, "x"), []error{ErrInvalidInput}, []error{ErrTooLarge}},
-		{Errorf(CodeServerBusy, 503, "x"), []error{ErrThrottled}, []error{ErrInvalidInput}},
-		{Errorf(CodeOperationTimedOut, 500, "x"), []error{ErrThrottled}, nil},
-		{Errorf(CodeInternalError, 500, "x"), []error{ErrThrottled}, nil},
+		{Errorf(CodeServerBusy, 503, "x"), []error{ErrThrottled, ErrTransient}, []error{ErrInvalidInput, ErrUnknownOutcome}},
+		// A 500 is never "throttled": for a write it may hide an applied
+		// request. To a read (Unknown unset) it is transient.
+		{Errorf(CodeOperationTimedOut, 500, "x"), []error{ErrTransient}, []error{ErrThrottled, ErrUnknownOutcome}},
+		{Errorf(CodeInternalError, 500, "x"), []error{ErrTransient}, []error{ErrThrottled, ErrUnknownOutcome}},
+		{&Error{Code: CodeInternalError, Status: 500, Unknown: true}, []error{ErrUnknownOutcome}, []error{ErrThrottled, ErrTransient}},
+		{&Error{Code: CodeOperationTimedOut, Status: 500, Unknown: true}, []error{ErrUnknownOutcome}, []error{ErrThrottled, ErrTransient}},
+		{&Error{Code: CodeResponseLost, Unknown: true}, []error{ErrUnknownOutcome}, []error{ErrThrottled, ErrTransient, ErrInvalidInput, ErrNotFound}},
+		{&Error{Code: CodeResponseLost}, []error{ErrTransient}, []error{ErrThrottled, ErrUnknownOutcome}},
+		{&Error{Code: CodeConnectionFailed}, []error{ErrTransient}, []error{ErrThrottled, ErrUnknownOutcome}},
+		{&Error{Code: CodeCanceled, Err: context.Canceled}, []error{context.Canceled}, []error{ErrTransient, ErrThrottled, ErrUnknownOutcome}},
+		{&Error{Code: CodeDeadlineExceeded, Unknown: true, Err: context.DeadlineExceeded}, []error{context.DeadlineExceeded, ErrUnknownOutcome}, []error{ErrTransient, ErrThrottled}},
+		{&Error{Code: CodeServerBusy, Status: 503, Unknown: true}, []error{ErrUnknownOutcome}, []error{ErrTransient, ErrThrottled}},
 	}
 	for _, c := range cases {
 		wrapped := fmt.Errorf("context: %w", c.err)
@@ -40,6 +50,45 @@ func TestErrorIsSentinels(t *testing.T) {
 			if errors.Is(wrapped, s) {
 				t.Errorf("%s (%d) should not match %v", c.err.Code, c.err.Status, s)
 			}
+		}
+	}
+}
+
+// TestErrorFormatWithoutStatus: an error with no service answer prints no
+// "(0)".
+func TestErrorFormatWithoutStatus(t *testing.T) {
+	e := &Error{Code: CodeConnectionFailed, Index: -1, Message: "insert into T: could not connect; nothing was applied", Source: SourceTransport}
+	want := "ConnectionFailed: insert into T: could not connect; nothing was applied"
+	if e.Error() != want {
+		t.Fatalf("Error() = %q, want %q", e.Error(), want)
+	}
+}
+
+// TestErrorHelpers: Status, Index and SourceOf read through wrapping, and
+// tablekit's own checks say so.
+func TestErrorHelpers(t *testing.T) {
+	e := fmt.Errorf("wrapped: %w", &Error{Code: CodeEntityAlreadyExists, Status: 409, Index: 4})
+	if Status(e) != 409 || Index(e) != 4 || SourceOf(e) != SourceService {
+		t.Fatalf("Status %d Index %d Source %v; want 409, 4, service", Status(e), Index(e), SourceOf(e))
+	}
+	plain := errors.New("plain")
+	if Status(plain) != 0 || Index(plain) != -1 || SourceOf(plain) != SourceClient {
+		t.Fatalf("plain error: Status %d Index %d Source %v; want 0, -1, client", Status(plain), Index(plain), SourceOf(plain))
+	}
+	err := ValidateKeys("a/b", "r")
+	if SourceOf(err) != SourceClient {
+		t.Fatalf("a rule's refusal has source %v, want client", SourceOf(err))
+	}
+	err = ValidateTransaction([]Action{
+		{Kind: ActionInsert, Entity: Entity{PartitionKey: "a", RowKey: "1"}},
+		{Kind: ActionInsert, Entity: Entity{PartitionKey: "b", RowKey: "1"}},
+	})
+	if SourceOf(err) != SourceClient || Index(err) != 1 || Code(err) != CodeCommandsInBatchActOnDifferentPartitions {
+		t.Fatalf("got %v (source %v, index %d); want a client refusal at index 1", err, SourceOf(err), Index(err))
+	}
+	for _, s := range []Source{SourceService, SourceClient, SourceTransport} {
+		if s.String() == "" {
+			t.Fatalf("Source %d has no name", s)
 		}
 	}
 }

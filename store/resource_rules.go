@@ -58,20 +58,20 @@ func validateResourceName(kind, name string) error {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case c == '-':
 			if i == 0 || i == len(name)-1 {
-				return Errorf(CodeInvalidResourceName, 400,
+				return refuse(CodeInvalidResourceName, 400,
 					"%s name %q starts or ends with a dash: the first and last characters must be a letter or digit", kind, name)
 			}
 			if name[i-1] == '-' {
-				return Errorf(CodeInvalidResourceName, 400,
+				return refuse(CodeInvalidResourceName, 400,
 					"%s name %q has two dashes in a row at offset %d: consecutive dashes are not allowed", kind, name, i-1)
 			}
 		default:
-			return Errorf(CodeInvalidResourceName, 400,
+			return refuse(CodeInvalidResourceName, 400,
 				"%s name %s: character %q at offset %d is not allowed (lower-case letters, digits and single dashes)", kind, quoteTrunc(name), c, i)
 		}
 	}
 	if len(name) < 3 || len(name) > 63 {
-		return Errorf(CodeOutOfRangeInput, 400,
+		return refuse(CodeOutOfRangeInput, 400,
 			"%s name %s is %d characters long: the length must be 3 to 63", kind, quoteTrunc(name), len(name))
 	}
 	return nil
@@ -81,7 +81,7 @@ func validateResourceName(kind, name string) error {
 // carries visibility timeouts and time to live as whole seconds.
 func wholeSeconds(what string, d time.Duration) error {
 	if d%time.Second != 0 {
-		return Errorf(CodeInvalidQueryParameterValue, 400,
+		return refuse(CodeInvalidQueryParameterValue, 400,
 			"%s %s is not a whole number of seconds: the service counts it in seconds", what, d)
 	}
 	return nil
@@ -90,7 +90,7 @@ func wholeSeconds(what string, d time.Duration) error {
 // ValidateMessageCount checks numofmessages for Get and Peek: 1 to 32.
 func ValidateMessageCount(op string, n int) error {
 	if n < 1 || n > MaxMessagesPerGet {
-		return Errorf(CodeOutOfRangeQueryParameterValue, 400,
+		return refuse(CodeOutOfRangeQueryParameterValue, 400,
 			"%s of %d messages is out of range: ask for 1 to %d", op, n, MaxMessagesPerGet)
 	}
 	return nil
@@ -100,7 +100,7 @@ func ValidateMessageCount(op string, n int) error {
 // in whole seconds.
 func ValidateVisibility(what string, d, min time.Duration) error {
 	if d < min || d > MaxVisibilityTimeout {
-		return Errorf(CodeOutOfRangeQueryParameterValue, 400,
+		return refuse(CodeOutOfRangeQueryParameterValue, 400,
 			"%s %s is out of range: it must be %s to %s", what, d, min, MaxVisibilityTimeout)
 	}
 	return wholeSeconds(what, d)
@@ -114,10 +114,10 @@ func ValidateVisibility(what string, d, min time.Duration) error {
 func ValidateMessageBody(body []byte) error {
 	if n := MessageTextSize(body); n > MaxMessageSize {
 		if n == len(body) {
-			return Errorf(CodeRequestBodyTooLarge, 413,
+			return refuse(CodeRequestBodyTooLarge, 413,
 				"message of %d bytes is over the limit of %d bytes", len(body), MaxMessageSize)
 		}
-		return Errorf(CodeRequestBodyTooLarge, 413,
+		return refuse(CodeRequestBodyTooLarge, 413,
 			"binary message of %d bytes is %d bytes as base64 message text, over the limit of %d bytes (at most %d bytes of binary data)",
 			len(body), n, MaxMessageSize, MaxBinaryMessageSize)
 	}
@@ -141,14 +141,14 @@ func ResolvePut(opts *PutOptions) (delay, ttl time.Duration, err error) {
 		return delay, -1, nil
 	}
 	if ttl < 0 {
-		return 0, 0, Errorf(CodeOutOfRangeQueryParameterValue, 400,
+		return 0, 0, refuse(CodeOutOfRangeQueryParameterValue, 400,
 			"time to live %s is out of range: it must be positive, or NeverExpires", ttl)
 	}
 	if err := wholeSeconds("time to live", ttl); err != nil {
 		return 0, 0, err
 	}
 	if delay >= ttl {
-		return 0, 0, Errorf(CodeOutOfRangeQueryParameterValue, 400,
+		return 0, 0, refuse(CodeOutOfRangeQueryParameterValue, 400,
 			"visibility delay %s is not shorter than the time to live %s: the message would expire before it is visible", delay, ttl)
 	}
 	return delay, ttl, nil
@@ -161,7 +161,7 @@ func ResolvePut(opts *PutOptions) (delay, ttl time.Duration, err error) {
 func ResolveBlobListSize(max int) (int, error) {
 	switch {
 	case max < 0:
-		return 0, Errorf(CodeOutOfRangeQueryParameterValue, 400,
+		return 0, refuse(CodeOutOfRangeQueryParameterValue, 400,
 			"MaxResults %d is out of range: use 1 to %d, or 0 for the maximum", max, MaxBlobListResults)
 	case max == 0 || max > MaxBlobListResults:
 		return MaxBlobListResults, nil
@@ -173,14 +173,14 @@ func ResolveBlobListSize(max int) (int, error) {
 // (UTF-16 code units, as the service counts) and at most 254 path segments.
 func ValidateBlobName(name string) error {
 	if !utf8.ValidString(name) {
-		return Errorf(CodeInvalidResourceName, 400, "blob name %s is not valid UTF-8", quoteTrunc(name))
+		return refuse(CodeInvalidResourceName, 400, "blob name %s is not valid UTF-8", quoteTrunc(name))
 	}
 	if n := UTF16Len(name); n < 1 || n > MaxBlobNameUnits {
-		return Errorf(CodeOutOfRangeInput, 400,
+		return refuse(CodeOutOfRangeInput, 400,
 			"blob name %s is %d characters long: the length must be 1 to %d", quoteTrunc(name), n, MaxBlobNameUnits)
 	}
 	if n := strings.Count(name, "/") + 1; n > MaxBlobPathSegments {
-		return Errorf(CodeOutOfRangeInput, 400,
+		return refuse(CodeOutOfRangeInput, 400,
 			"blob name %s has %d path segments: the limit is %d", quoteTrunc(name), n, MaxBlobPathSegments)
 	}
 	// "Avoid blob names that end with a dot, a forward slash, or a
@@ -190,7 +190,7 @@ func ValidateBlobName(name string) error {
 	// fails with 500.
 	for i, r := range name {
 		if r <= 0x1F || (r >= 0x7F && r <= 0x9F) {
-			return Errorf(CodeInvalidResourceName, 400,
+			return refuse(CodeInvalidResourceName, 400,
 				"blob name %s contains control character U+%04X at offset %d: control characters are not allowed in blob names", quoteTrunc(name), r, i)
 		}
 	}

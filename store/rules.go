@@ -70,16 +70,16 @@ func ValidateTableName(name string) error {
 		isLetter := (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
 		isDigit := c >= '0' && c <= '9'
 		if !(isLetter || (isDigit && i > 0)) {
-			return Errorf(CodeInvalidResourceName, 400,
+			return refuse(CodeInvalidResourceName, 400,
 				"table name %s: character %q at offset %d is not allowed (a letter, then letters and digits)", quoteTrunc(name), c, i)
 		}
 	}
 	if len(name) < MinTableNameLen || len(name) > MaxTableNameLen {
-		return Errorf(CodeOutOfRangeInput, 400,
+		return refuse(CodeOutOfRangeInput, 400,
 			"table name %s is %d characters long: the length must be %d to %d", quoteTrunc(name), len(name), MinTableNameLen, MaxTableNameLen)
 	}
 	if strings.EqualFold(name, "tables") {
-		return Errorf(CodeInvalidInput, 400, "table name %q is reserved by the service", name)
+		return refuse(CodeInvalidInput, 400, "table name %q is reserved by the service", name)
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func validateKey(which, v string, inBatch bool) error {
 		return invalid("%s %s is not valid UTF-8", which, quoteTrunc(v))
 	}
 	if n := utf16Len(v); n > MaxKeyUnits {
-		return Errorf(CodeKeyValueTooLarge, 400,
+		return refuse(CodeKeyValueTooLarge, 400,
 			"%s %s is %d UTF-16 code units long: the limit is %d", which, quoteTrunc(v), n, MaxKeyUnits)
 	}
 	code := CodeOutOfRangeInput
@@ -101,9 +101,9 @@ func validateKey(which, v string, inBatch bool) error {
 	for i, r := range v {
 		switch {
 		case r == '/' || r == '\\' || r == '#' || r == '?':
-			return Errorf(code, 400, "%s %s contains %q at offset %d: '/', '\\', '#' and '?' are not allowed in keys", which, quoteTrunc(v), r, i)
+			return refuse(code, 400, "%s %s contains %q at offset %d: '/', '\\', '#' and '?' are not allowed in keys", which, quoteTrunc(v), r, i)
 		case r <= 0x1F || (r >= 0x7F && r <= 0x9F):
-			return Errorf(code, 400, "%s %s contains control character U+%04X at offset %d: control characters are not allowed in keys", which, quoteTrunc(v), r, i)
+			return refuse(code, 400, "%s %s contains control character U+%04X at offset %d: control characters are not allowed in keys", which, quoteTrunc(v), r, i)
 		}
 	}
 	return nil
@@ -133,24 +133,24 @@ func reservedName(name string) bool {
 // not one of the reserved system names.
 func ValidatePropertyName(name string) error {
 	if n := utf16Len(name); n > MaxPropertyNameUnits {
-		return Errorf(CodePropertyNameTooLong, 400,
+		return refuse(CodePropertyNameTooLong, 400,
 			"property name %s is %d characters long: the limit is %d", quoteTrunc(name), n, MaxPropertyNameUnits)
 	}
 	if name == "" {
-		return Errorf(CodePropertyNameInvalid, 400, "property name is empty")
+		return refuse(CodePropertyNameInvalid, 400, "property name is empty")
 	}
 	if !utf8.ValidString(name) {
-		return Errorf(CodePropertyNameInvalid, 400, "property name %s is not valid UTF-8", quoteTrunc(name))
+		return refuse(CodePropertyNameInvalid, 400, "property name %s is not valid UTF-8", quoteTrunc(name))
 	}
 	for i, r := range name {
 		ok := r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))
 		if !ok {
-			return Errorf(CodePropertyNameInvalid, 400,
+			return refuse(CodePropertyNameInvalid, 400,
 				"property name %s: character %q at offset %d is not allowed (a letter or '_', then letters, digits or '_')", quoteTrunc(name), r, i)
 		}
 	}
 	if reservedName(name) {
-		return Errorf(CodePropertyNameInvalid, 400,
+		return refuse(CodePropertyNameInvalid, 400,
 			"property name %q is reserved for a system property: set the Entity field instead", name)
 	}
 	return nil
@@ -167,23 +167,23 @@ func ValidateValue(name string, v any) error {
 			return invalid("property %q: string value is not valid UTF-8", name)
 		}
 		if n := utf16Len(x); n > MaxStringUnits {
-			return Errorf(CodePropertyValueTooLarge, 400,
+			return refuse(CodePropertyValueTooLarge, 400,
 				"property %q: string of %d UTF-16 code units exceeds the limit of %d", name, n, MaxStringUnits)
 		}
 	case []byte:
 		if len(x) > MaxBinaryBytes {
-			return Errorf(CodePropertyValueTooLarge, 400,
+			return refuse(CodePropertyValueTooLarge, 400,
 				"property %q: binary value of %d bytes exceeds the limit of %d", name, len(x), MaxBinaryBytes)
 		}
 	case time.Time:
 		u := x.UTC()
 		if u.Before(MinTime) || u.After(MaxTime) {
-			return Errorf(CodeOutOfRangeInput, 400,
+			return refuse(CodeOutOfRangeInput, 400,
 				"property %q: DateTime %s is outside the range %s to %s", name,
 				u.Format(time.RFC3339Nano), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339Nano))
 		}
 	default:
-		return Errorf(CodeInvalidValueType, 400,
+		return refuse(CodeInvalidValueType, 400,
 			"property %q: unsupported Go type %T (use string, []byte, bool, int32, int64, float64, time.Time or store.GUID)", name, v)
 	}
 	return nil
@@ -261,11 +261,11 @@ func checkEntity(e *Entity, inBatch bool) (wire int, err error) {
 		wire += propertyWireSize(name, v)
 	}
 	if count > MaxCustomProperties {
-		return 0, Errorf(CodeTooManyProperties, 400,
+		return 0, refuse(CodeTooManyProperties, 400,
 			"entity (%s, %s) has %d properties: the limit is %d custom properties", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), count, MaxCustomProperties)
 	}
 	if size > MaxEntitySize {
-		return 0, Errorf(CodeEntityTooLarge, 400,
+		return 0, refuse(CodeEntityTooLarge, 400,
 			"entity (%s, %s) is %d bytes by the service's size formula: the limit is %d", quoteTrunc(e.PartitionKey), quoteTrunc(e.RowKey), size, MaxEntitySize)
 	}
 	return wire, nil
@@ -497,11 +497,11 @@ func ValidateTransaction(actions []Action) error {
 	for i := range actions {
 		a := &actions[i]
 		if a.Entity.PartitionKey != pk {
-			return WithIndex(Errorf(CodeCommandsInBatchActOnDifferentPart, 400,
+			return WithIndex(refuse(CodeCommandsInBatchActOnDifferentPartitions, 400,
 				"action %d is on PartitionKey %s but action 0 is on %s: a transaction covers one partition", i, quoteTrunc(a.Entity.PartitionKey), quoteTrunc(pk)), i)
 		}
 		if j, dup := seen[a.Entity.RowKey]; dup {
-			return WithIndex(Errorf(CodeInvalidDuplicateRow, 400,
+			return WithIndex(refuse(CodeInvalidDuplicateRow, 400,
 				"RowKey %s appears in actions %d and %d: an entity may appear once per transaction", quoteTrunc(a.Entity.RowKey), j, i), i)
 		}
 		seen[a.Entity.RowKey] = i
@@ -512,7 +512,7 @@ func ValidateTransaction(actions []Action) error {
 		size += batchActionOverhead + wire
 	}
 	if size >= MaxBatchBytes {
-		return Errorf(CodeRequestBodyTooLarge, 413,
+		return refuse(CodeRequestBodyTooLarge, 413,
 			"transaction body of about %d bytes is over the service's limit of %d bytes", size, MaxBatchBytes)
 	}
 	return nil

@@ -69,7 +69,7 @@ func TestRuleMessagesNameValueAndLimit(t *testing.T) {
 		{"batch partitions", ValidateTransaction([]Action{
 			{Kind: ActionInsert, Entity: Entity{PartitionKey: "p1", RowKey: "a"}},
 			{Kind: ActionInsert, Entity: Entity{PartitionKey: "p2", RowKey: "b"}},
-		}), CodeCommandsInBatchActOnDifferentPart, []string{`"p1"`, `"p2"`, "action 1"}},
+		}), CodeCommandsInBatchActOnDifferentPartitions, []string{`"p1"`, `"p2"`, "action 1"}},
 		{"batch duplicate row", ValidateTransaction([]Action{
 			{Kind: ActionInsert, Entity: Entity{PartitionKey: "p", RowKey: "dup"}},
 			{Kind: ActionDelete, Entity: Entity{PartitionKey: "p", RowKey: "dup"}, IfMatch: ETagAny},

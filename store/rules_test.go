@@ -192,7 +192,7 @@ func TestValidateTransaction(t *testing.T) {
 		{"empty", nil, CodeInvalidInput, 400, -1},
 		{"100", many(100), "", 0, -1},
 		{"101", many(101), CodeInvalidInput, 400, -1},
-		{"two partitions", []Action{ins("a", "1"), ins("b", "2")}, CodeCommandsInBatchActOnDifferentPart, 400, 1},
+		{"two partitions", []Action{ins("a", "1"), ins("b", "2")}, CodeCommandsInBatchActOnDifferentPartitions, 400, 1},
 		{"duplicate row", []Action{ins("a", "1"), ins("a", "2"), ins("a", "1")}, CodeInvalidDuplicateRow, 400, 2},
 		{"bad key in batch", []Action{ins("a", "1"), ins("a", "x/y")}, CodeInvalidInput, 400, 1},
 		{"update without If-Match", []Action{{Kind: ActionUpdateMerge, Entity: Entity{PartitionKey: "a", RowKey: "1"}}}, CodeInvalidInput, 400, 0},

@@ -28,6 +28,8 @@ func allSentinels() []namedSentinel {
 		{store.ErrInvalidInput, "ErrInvalidInput"},
 		{store.ErrTooLarge, "ErrTooLarge"},
 		{store.ErrThrottled, "ErrThrottled"},
+		{store.ErrTransient, "ErrTransient"},
+		{store.ErrUnknownOutcome, "ErrUnknownOutcome"},
 	}
 }
 
@@ -51,8 +53,10 @@ func kindsOf(code string) []error {
 		return []error{store.ErrInvalidInput, store.ErrTooLarge}
 	case store.CodeTableBeingDeleted:
 		return nil
-	case store.CodeServerBusy, store.CodeOperationTimedOut, store.CodeInternalError:
-		return []error{store.ErrThrottled}
+	case store.CodeServerBusy:
+		return []error{store.ErrThrottled, store.ErrTransient}
+	case store.CodeOperationTimedOut, store.CodeInternalError:
+		return []error{store.ErrTransient}
 	}
 	// InvalidResourceName, OutOfRangeInput, InvalidInput, InvalidValueType,
 	// PropertyNameTooLong, PropertyNameInvalid, PropertiesNeedValue,

@@ -54,12 +54,12 @@ func (s *suite) batches(t *testing.T) {
 		acts := inserts("p", 3)
 		acts[2].Entity.PartitionKey = "q"
 		_, err := tbl.Transact(t.Context(), acts)
-		wantErr(t, err, store.CodeCommandsInBatchActOnDifferentPart, 400, 2)
+		wantErr(t, err, store.CodeCommandsInBatchActOnDifferentPartitions, 400, 2)
 		// Partition keys differing only in case are different partitions.
 		acts = inserts("p", 2)
 		acts[1].Entity.PartitionKey = "P"
 		_, err = tbl.Transact(t.Context(), acts)
-		wantErr(t, err, store.CodeCommandsInBatchActOnDifferentPart, 400, 1)
+		wantErr(t, err, store.CodeCommandsInBatchActOnDifferentPartitions, 400, 1)
 		wantEmpty(t, tbl)
 	})
 
