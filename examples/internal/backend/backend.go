@@ -1,0 +1,76 @@
+// Package backend chooses the store an example program runs on: memstore
+// by default, or Azurite or Azure from a connection string given with
+// -conn, TABLEKIT_CONN or TABLEKIT_AZURITE_CONN (in that order).
+package backend
+
+import (
+	"flag"
+	"os"
+	"strings"
+
+	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore"
+)
+
+// Environment variables read when -conn is not given.
+const (
+	// ConnEnv names the connection string an example uses.
+	ConnEnv = "TABLEKIT_CONN"
+	// AzuriteEnv is what make test and make azurite export for Azurite.
+	AzuriteEnv = "TABLEKIT_AZURITE_CONN"
+)
+
+// ConnFlag registers -conn on the default flag set.
+func ConnFlag() *string {
+	return flag.String("conn", "", "storage connection string for Azurite or Azure (default: $"+ConnEnv+", then $"+AzuriteEnv+", else memstore)")
+}
+
+// Choose returns the connection string to use: flagValue, else
+// TABLEKIT_CONN, else TABLEKIT_AZURITE_CONN, else "" (memstore).
+func Choose(flagValue string) string {
+	for _, c := range []string{flagValue, os.Getenv(ConnEnv), os.Getenv(AzuriteEnv)} {
+		if strings.TrimSpace(c) != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// Open returns the store for conn ("" is a fresh memstore) and a
+// one-line description of it for the program to print, which never
+// contains the connection string's secrets.
+func Open(conn string) (st store.Store, name string, err error) {
+	if conn == "" {
+		return memstore.New(), "memstore (in memory)", nil
+	}
+	az, err := azstore.NewFromConnectionString(conn, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	return az, describe(conn), nil
+}
+
+// describe names the backend of a connection string: Azurite (the
+// development account or a loopback endpoint) or Azure with its account.
+func describe(conn string) string {
+	account, table := "", ""
+	for _, part := range strings.Split(conn, ";") {
+		k, v, _ := strings.Cut(part, "=")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "accountname":
+			account = strings.TrimSpace(v)
+		case "tableendpoint":
+			table = strings.TrimSpace(v)
+		case "usedevelopmentstorage":
+			return "Azurite (development storage)"
+		}
+	}
+	if account == "devstoreaccount1" || strings.Contains(table, "127.0.0.1") || strings.Contains(table, "localhost") {
+		return "Azurite (" + account + ")"
+	}
+	if account != "" {
+		return "Azure (account " + account + ")"
+	}
+	return "Azure"
+}
