@@ -1,0 +1,120 @@
+package logtail
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// claim is the event type of the tests: an expense claim of an employee.
+type claim struct {
+	Employee string     `table:",pk"`
+	Key      string     `table:",rk"`
+	ETag     store.ETag `table:",etag"`
+	Amount   float64
+	Note     string `table:",omitempty"`
+}
+
+// t0 is the time of the tests' first event.
+var t0 = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+
+// stepClock returns a clock that starts at start and moves step on every read.
+func stepClock(start time.Time, step time.Duration) func() time.Time {
+	var n atomic.Int64
+	return func() time.Time { return start.Add(time.Duration(n.Add(1)-1) * step) }
+}
+
+func noSleep(context.Context, time.Duration) error { return nil }
+
+// newStream makes a stream on a fresh table of b.
+func newStream(t *testing.T, b backendtest.Backend, pk string, opts ...Option) (*Stream[claim], store.Table) {
+	t.Helper()
+	tbl := b.Store.Table(b.NewTable(t, "logtail"))
+	s, err := New[claim](tbl, pk, append([]Option{WithSleep(noSleep)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, tbl
+}
+
+// collect drains a sequence, failing the test on an error.
+func collect[T any](t *testing.T, seq func(func(Event[T], error) bool)) []Event[T] {
+	t.Helper()
+	var out []Event[T]
+	for ev, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// countRows counts every row of partition pk.
+func countRows(t *testing.T, tbl store.Table, pk string) int {
+	t.Helper()
+	n := 0
+	q := store.Query{Filter: filter.PK.Eq(pk).String()}
+	for {
+		p, err := tbl.Query(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(p.Entities)
+		if p.Continuation == "" {
+			return n
+		}
+		q.Continuation = p.Continuation
+	}
+}
+
+// faultTable wraps a table and lets a test decide, per Insert call, to
+// apply it and lose the answer, to fail it before it is applied, or to
+// pass it through.
+type faultTable struct {
+	store.Table
+	mu     sync.Mutex
+	calls  int
+	plan   func(call int) fault
+	counts map[fault]int
+}
+
+type fault int
+
+const (
+	pass          fault = iota
+	applyThenLose       // the insert lands, the answer is lost
+	loseBefore          // the request is lost before the service sees it (outcome unknown to the client)
+	busy                // 503 ServerBusy: nothing applied
+)
+
+func (f *faultTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
+	f.mu.Lock()
+	call := f.calls
+	f.calls++
+	what := f.plan(call)
+	if f.counts == nil {
+		f.counts = map[fault]int{}
+	}
+	f.counts[what]++
+	f.mu.Unlock()
+	lost := &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Source: store.SourceTransport, Message: "injected: answer lost"}
+	switch what {
+	case applyThenLose:
+		if _, err := f.Table.Insert(ctx, e); err != nil {
+			return "", err
+		}
+		return "", lost
+	case loseBefore:
+		return "", lost
+	case busy:
+		return "", store.Errorf(store.CodeServerBusy, 503, "injected: server busy")
+	}
+	return f.Table.Insert(ctx, e)
+}
