@@ -14,8 +14,8 @@ import (
 // dotNetKey is the guide's C# RowKey, computed without package keys:
 // string.Format("{0:D19}", DateTime.MaxValue.Ticks - t.Ticks).
 func dotNetKey(t time.Time) string {
-	const maxValueTicks = 3155378975999999999  // DateTime.MaxValue.Ticks
-	const unixEpochSeconds = 62135596800       // seconds from 0001-01-01 to 1970-01-01
+	const maxValueTicks = 3155378975999999999 // DateTime.MaxValue.Ticks
+	const unixEpochSeconds = 62135596800      // seconds from 0001-01-01 to 1970-01-01
 	ticks := (t.Unix()+unixEpochSeconds)*10_000_000 + int64(t.Nanosecond()/100)
 	return fmt.Sprintf("%019d", maxValueTicks-ticks)
 }

@@ -306,4 +306,3 @@ func TestNewestFirstSortsLikeTheService(t *testing.T) {
 		}
 	})
 }
-
