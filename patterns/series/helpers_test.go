@@ -1,0 +1,169 @@
+package series
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// seeded is a concurrency-safe seeded random source.
+func seeded(seed uint64) func() uint64 {
+	var mu sync.Mutex
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	return func() uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return r.Uint64()
+	}
+}
+
+var seeds atomic.Uint64
+
+func noSleep(context.Context, time.Duration) error { return nil }
+
+// newSeries makes a series on a fresh table of b (or on tbl when given).
+func newSeries(t *testing.T, tbl store.Table, pk, id string, l Layout, opts ...Option) *Series {
+	t.Helper()
+	// Each Series draws from its own seed: two writers with one seed would
+	// make the same write tokens, as no two real writers do.
+	s, err := New(tbl, pk, id, l, append([]Option{WithSleep(noSleep), WithRandom(seeded(seeds.Add(1)))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func freshTable(t *testing.T, b backendtest.Backend) store.Table {
+	t.Helper()
+	return b.Store.Table(b.NewTable(t, "series"))
+}
+
+// rows returns every entity of partition pk.
+func rows(t *testing.T, tbl store.Table, pk string) []store.Entity {
+	t.Helper()
+	var out []store.Entity
+	q := store.Query{Filter: filter.PK.Eq(pk).String()}
+	for {
+		p, err := tbl.Query(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p.Entities...)
+		if p.Continuation == "" {
+			return out
+		}
+		q.Continuation = p.Continuation
+	}
+}
+
+// mustRead reads a series, failing the test on an error.
+func mustRead(t *testing.T, s *Series) Snapshot {
+	t.Helper()
+	sn, err := s.Read(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sn
+}
+
+// faultTable wraps a table: before each write it asks plan what to do,
+// and it counts requests by kind.
+type faultTable struct {
+	store.Table
+	mu     sync.Mutex
+	writes int
+	counts map[string]int
+	plan   func(write int) fault
+	// between runs after a write applied and before its answer is lost.
+	between func()
+}
+
+type fault int
+
+const (
+	pass          fault = iota
+	applyThenLose       // the write lands, the answer is lost
+	loseBefore          // the request is lost before the service sees it
+)
+
+var errLost = &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Source: store.SourceTransport, Message: "injected: answer lost"}
+
+func (f *faultTable) count(op string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.counts == nil {
+		f.counts = map[string]int{}
+	}
+	f.counts[op]++
+}
+
+func (f *faultTable) n(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts[op]
+}
+
+func (f *faultTable) next() fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.writes
+	f.writes++
+	if f.plan == nil {
+		return pass
+	}
+	return f.plan(w)
+}
+
+func (f *faultTable) write(op func() error) error {
+	switch f.next() {
+	case applyThenLose:
+		if err := op(); err != nil {
+			return err
+		}
+		if f.between != nil {
+			f.between()
+		}
+		return errLost
+	case loseBefore:
+		if f.between != nil {
+			f.between()
+		}
+		return errLost
+	}
+	return op()
+}
+
+func (f *faultTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	f.count("query")
+	return f.Table.Query(ctx, q)
+}
+
+func (f *faultTable) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (store.Entity, error) {
+	f.count("get")
+	return f.Table.Get(ctx, pk, rk, o)
+}
+
+func (f *faultTable) Insert(ctx context.Context, e store.Entity) (etag store.ETag, err error) {
+	f.count("insert")
+	err = f.write(func() error { etag, err = f.Table.Insert(ctx, e); return err })
+	return etag, err
+}
+
+func (f *faultTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, ifMatch store.ETag) (etag store.ETag, err error) {
+	f.count("update")
+	err = f.write(func() error { etag, err = f.Table.Update(ctx, e, m, ifMatch); return err })
+	return etag, err
+}
+
+func (f *faultTable) Transact(ctx context.Context, a []store.Action) (res []store.ActionResult, err error) {
+	f.count("transact")
+	err = f.write(func() error { res, err = f.Table.Transact(ctx, a); return err })
+	return res, err
+}
