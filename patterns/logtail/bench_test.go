@@ -8,7 +8,6 @@ import (
 
 	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/internal/interleave"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
@@ -22,16 +21,14 @@ const benchRows = 100_000
 // the bulk writer (the keys are the stream's own), and returns their keys.
 func fillPartition(b *testing.B, tbl store.Table, pk string, n int) []string {
 	b.Helper()
-	gen := keys.NewIDGenerator(nil, nil)
+	s, err := New[claim](tbl, pk)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ks := make([]string, n)
 	actions := make([]store.Action, n)
 	for i := range n {
-		id, err := gen.New()
-		if err != nil {
-			b.Fatal(err)
-		}
-		suffix, _ := invertID(id)
-		if ks[i], err = makeKey("", t0.Add(time.Duration(i)*time.Second), suffix); err != nil {
+		if ks[i], err = s.newKey(t0.Add(time.Duration(i) * time.Second)); err != nil {
 			b.Fatal(err)
 		}
 		actions[i] = store.Action{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: pk, RowKey: ks[i],

@@ -11,6 +11,20 @@ import (
 // .NET's "D19" format of DateTime.MaxValue.Ticks - t.Ticks.
 const ticksLen = 19
 
+// The suffix is the random part of an id from a keys.IDGenerator whose
+// clock stands still at the Unix epoch: the generator then only counts up
+// from a random 80-bit start, so one stream's suffixes strictly increase
+// and two streams' never meet (their runs start 2^80 values apart on
+// average). The time part of such ids is constant and is left out.
+const (
+	idTimeLen   = 10                       // the id's time characters
+	suffixLen   = keys.IDLen - idTimeLen   // 16 characters, 80 bits
+	eventKeyLen = ticksLen + 2 + suffixLen // ticks, the compound-key separator, suffix
+)
+
+// epoch is the suffix generator's clock.
+func epoch() time.Time { return time.Unix(0, 0) }
+
 // crockford is the alphabet of keys.IDGenerator's ids (Crockford's base 32,
 // in ascending order). The suffix of a key is an id with every character
 // mirrored in this alphabet, so that ids which rise in time sort falling:
@@ -25,7 +39,7 @@ var mirror = func() (m [256]byte) {
 	return m
 }()
 
-// invertID mirrors an id from keys.IDGenerator.
+// invertID mirrors (part of) an id from keys.IDGenerator.
 func invertID(id string) (string, error) {
 	b := []byte(id)
 	for i, c := range b {

@@ -67,22 +67,20 @@ func TestKeysSortNewestFirst(t *testing.T) {
 }
 
 func TestSameTickKeysOfOneWriterSortNewestFirst(t *testing.T) {
-	// A frozen clock: every id of the generator is larger than the last,
-	// so every mirrored suffix is smaller: the later event sorts first.
-	gen := keys.NewIDGenerator(func() time.Time { return t0 }, nil)
+	// One stream's suffix generator counts up, so its mirrored suffixes
+	// count down: of two events in one tick, the later sorts first.
+	s, err := New[claim](nil, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var prev string
 	for range 1000 {
-		id, err := gen.New()
+		k, err := s.newKey(t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := invertID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := makeKey("", t0, s)
-		if err != nil {
-			t.Fatal(err)
+		if len(k) != eventKeyLen || !strings.HasPrefix(k, dotNetKey(t0)+" !") {
+			t.Fatalf("key %q: want the 19 ticks digits, the separator and %d suffix characters", k, suffixLen)
 		}
 		if prev != "" && keys.Compare(k, prev) >= 0 {
 			t.Fatalf("later event %q does not sort before %q", k, prev)
@@ -91,6 +89,12 @@ func TestSameTickKeysOfOneWriterSortNewestFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		prev = k
+	}
+	// Two streams' suffixes start far apart.
+	s2, _ := New[claim](nil, "p")
+	k2, _ := s2.newKey(t0)
+	if k2 == prev {
+		t.Fatalf("two streams made the same key %q", k2)
 	}
 }
 

@@ -87,9 +87,9 @@ func New[T any](tbl store.Table, pk string, opts ...Option) (*Stream[T], error) 
 	if err := store.ValidateKeys(pk, o.prefix); err != nil {
 		return nil, fmt.Errorf("logtail: %w", err)
 	}
-	if n := keys.UTF16Len(o.prefix); n > store.MaxKeyUnits-ticksLen-2-keys.IDLen {
+	if n := keys.UTF16Len(o.prefix); n > store.MaxKeyUnits-eventKeyLen {
 		return nil, fmt.Errorf("logtail: prefix %q is %d UTF-16 code units long: with the %d-character event key the RowKey would pass the limit of %d",
-			o.prefix, n, ticksLen+2+keys.IDLen, store.MaxKeyUnits)
+			o.prefix, n, eventKeyLen, store.MaxKeyUnits)
 	}
 	if o.attempts < 1 {
 		return nil, fmt.Errorf("logtail: WithAttempts(%d): want at least 1", o.attempts)
@@ -100,7 +100,7 @@ func New[T any](tbl store.Table, pk string, opts ...Option) (*Stream[T], error) 
 	}
 	s := &Stream[T]{
 		table: tbl, pk: pk, prefix: o.prefix, now: o.now,
-		ids:   keys.NewIDGenerator(o.now, o.random),
+		ids:   keys.NewIDGenerator(epoch, o.random),
 		sleep: o.sleep, attempts: o.attempts,
 	}
 	s.all = s.filter(streamRange(s.prefix)).String()
@@ -196,7 +196,7 @@ func (s *Stream[T]) newKey(t time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("logtail: key suffix: %w", err)
 	}
-	suffix, err := invertID(id)
+	suffix, err := invertID(id[idTimeLen:])
 	if err != nil {
 		return "", err
 	}
