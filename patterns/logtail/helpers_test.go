@@ -118,3 +118,7 @@ func (f *faultTable) Insert(ctx context.Context, e store.Entity) (store.ETag, er
 	}
 	return f.Table.Insert(ctx, e)
 }
+
+func (f fault) String() string {
+	return [...]string{"pass", "applied-then-lost", "lost-before", "busy"}[f]
+}

@@ -44,6 +44,7 @@ func TestAppendResolvesUnknownOutcomes(t *testing.T) {
 					t.Fatalf("%d sends, want %d", ft.calls, tc.sends)
 				}
 				got, err := s.Latest(t.Context(), 10)
+				t.Logf("%s: %d sends (faults %v), %d stored, lost %d, duplicated %d", b.Name, ft.calls, tc.plan, len(got), 1-min(len(got), 1), max(len(got)-1, 0))
 				if err != nil || len(got) != 1 || got[0].Key != ev.Key || got[0].Value.Amount != 7 {
 					t.Fatalf("stored: %+v, %v; want exactly the one event %s", got, err, ev.Key)
 				}
