@@ -14,5 +14,5 @@
 //	logins, err := periods.NewRepo[Login](p)
 //	err = logins.Insert(ctx, at, &login)                 // into Logins20261122
 //	for l, err := range logins.Query(ctx, from, to) { ... }
-//	report, err := p.Retain(ctx, periods.RetainOptions{}) // deletes Logins20260923 and older
+//	report, err := p.Retain(ctx, periods.RetainOptions{}) // deletes the days that ended 60 days ago
 package periods
