@@ -137,7 +137,7 @@ type hookTable struct {
 	// afterPage, when set, runs after each page a Query returns (n from 0).
 	afterPage func(n int)
 	// update, when set, replaces Update.
-	update func(ctx context.Context, inner store.Table, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error)
+	update     func(ctx context.Context, inner store.Table, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error)
 	nTx, nPage int
 }
 
