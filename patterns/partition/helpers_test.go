@@ -136,7 +136,8 @@ type hookTable struct {
 	transact func(ctx context.Context, n int, inner store.Table, actions []store.Action) ([]store.ActionResult, error)
 	// afterPage, when set, runs after each page a Query returns (n from 0).
 	afterPage func(n int)
-	// update, when set, replaces Update.
+	// update and delete, when set, replace Update and Delete.
+	delete     func(ctx context.Context, inner store.Table, pk, rk string, ifMatch store.ETag) error
 	update     func(ctx context.Context, inner store.Table, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error)
 	nTx, nPage int
 }
@@ -169,4 +170,11 @@ func (h *hookTable) Update(ctx context.Context, e store.Entity, mode store.Updat
 		return h.update(ctx, h.Table, e, mode, ifMatch)
 	}
 	return h.Table.Update(ctx, e, mode, ifMatch)
+}
+
+func (h *hookTable) Delete(ctx context.Context, pk, rk string, ifMatch store.ETag) error {
+	if h.delete != nil {
+		return h.delete(ctx, h.Table, pk, rk, ifMatch)
+	}
+	return h.Table.Delete(ctx, pk, rk, ifMatch)
 }
