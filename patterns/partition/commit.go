@@ -28,9 +28,10 @@ type Result struct {
 
 // Commit sends the transaction: the fence (conditional on the state the
 // transaction began from), the tail, the data rows and the outbox rows,
-// all or nothing, in one request. It checks the whole transaction with the
-// store's rules first, so a transaction the service would refuse is never
-// sent.
+// all or nothing, in one request. Rows were checked as they were added,
+// and the store checks the whole transaction before sending it (a
+// property map changed after its row was added is refused there), so a
+// transaction the service would refuse is never sent.
 //
 // On a refusal nothing was written and the error says which action failed
 // and why: a ConflictError (another writer committed first), a
@@ -48,11 +49,10 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	t.done = true
-	actions := t.actions()
-	if err := store.ValidateTransaction(actions); err != nil {
-		return nil, t.p.wrap("commit", err)
-	}
-	res, err := t.p.table.Transact(ctx, actions)
+	// Every row was checked when it was added, and the store checks the
+	// whole transaction again before sending (a row whose map the caller
+	// changed since is refused there, with its index): no third pass here.
+	res, err := t.p.table.Transact(ctx, t.actions())
 	if err == nil {
 		return t.applied(res), nil
 	}
@@ -65,12 +65,7 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 
 // applied builds the Result of a commit the service confirmed.
 func (t *Txn) applied(res []store.ActionResult) *Result {
-	v, w := t.base.next(t.id, t.p.s.history)
-	r := &Result{
-		Version: v,
-		Outbox:  append([]string(nil), t.ids...),
-		Fence:   Fence{Version: v, pk: t.p.pk, writers: w},
-	}
+	r := &Result{Version: t.next.Version, Outbox: t.ids, Fence: t.next}
 	if len(res) == ReservedActions+t.Len() {
 		r.Fence.ETag = res[0].ETag
 		r.ETags = make([]store.ETag, len(t.data))

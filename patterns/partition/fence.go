@@ -1,10 +1,10 @@
 package partition
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -15,7 +15,11 @@ const (
 	// committed through the fence. The fence and the tail both carry it.
 	propVersion = "Version"
 	// propWriters lists the request ids of the last writers, newest first,
-	// separated by commas: the i-th (from 0) wrote version Version-i.
+	// separated by commas: the i-th (from 0) wrote version Version-i. It
+	// is an Edm.Binary of those bytes rather than a string: the size of a
+	// binary value is known without reading it, so the budget and the
+	// store's checks cost the same whatever the history's length, and the
+	// service's size formula counts it once, not twice.
 	propWriters = "Writers"
 )
 
@@ -46,7 +50,7 @@ type Fence struct {
 	ETag store.ETag
 
 	pk      string
-	writers []string // newest first: writers[i] wrote Version-i
+	writers []byte // the Writers property: ids newest first, comma-separated
 }
 
 // Exists reports whether the partition has a fence row.
@@ -56,30 +60,48 @@ func (f Fence) Exists() bool { return f.ETag != "" }
 // remembers it.
 func (f Fence) writerOf(v int64) (string, bool) {
 	i := f.Version - v
-	if v < 1 || i < 0 || i >= int64(len(f.writers)) {
+	if v < 1 || i < 0 {
 		return "", false
 	}
-	return f.writers[i], true
+	rest := f.writers
+	for ; len(rest) > 0; i-- {
+		id, tail, _ := bytes.Cut(rest, []byte{','})
+		if i == 0 {
+			return string(id), true
+		}
+		rest = tail
+	}
+	return "", false
 }
 
-// next returns the properties of the fence that request id writes on top
-// of f, keeping at most history writers.
-func (f Fence) next(id string, history int) (int64, []string) {
-	n := len(f.writers) + 1
-	if n > history {
-		n = history
+// next returns the version and the Writers property that request id
+// writes on top of f, keeping at most history ids.
+func (f Fence) next(id string, history int) (int64, []byte) {
+	keep := len(f.writers) // the bytes of the history-1 newest old ids
+	for i, n := 0, 0; i < len(f.writers); i++ {
+		if f.writers[i] == ',' {
+			if n++; n == history-1 {
+				keep = i
+				break
+			}
+		}
 	}
-	w := make([]string, 0, n)
-	w = append(w, id)
-	w = append(w, f.writers[:n-1]...)
+	if history == 1 {
+		keep = 0
+	}
+	w := make([]byte, 0, len(id)+1+keep)
+	w = append(w, id...)
+	if keep > 0 {
+		w = append(append(w, ','), f.writers[:keep]...)
+	}
 	return f.Version + 1, w
 }
 
 // fenceEntity and tailEntity build the two boundary rows of version v.
-func fenceEntity(pk string, v int64, writers []string) store.Entity {
+func fenceEntity(pk string, v int64, writers []byte) store.Entity {
 	return store.Entity{PartitionKey: pk, RowKey: FenceKey, Properties: map[string]any{
 		propVersion: v,
-		propWriters: strings.Join(writers, ","),
+		propWriters: writers,
 	}}
 }
 
@@ -88,10 +110,9 @@ func tailEntity(pk string, v int64) store.Entity {
 }
 
 // boundaryActions are the two actions every transaction on top of f
-// starts with: the fence, conditional on f (an insert when it does not
-// exist), then the tail, unconditional.
-func boundaryActions(f Fence, id string, history int) [2]store.Action {
-	v, w := f.next(id, history)
+// starts with: the fence of version v listing writers w, conditional on f
+// (an insert when it does not exist), then the tail, unconditional.
+func boundaryActions(f Fence, v int64, w []byte) [2]store.Action {
 	fa := store.Action{Kind: store.ActionUpdateReplace, Entity: fenceEntity(f.pk, v, w), IfMatch: f.ETag}
 	if !f.Exists() {
 		fa = store.Action{Kind: store.ActionInsert, Entity: fenceEntity(f.pk, v, w)}
@@ -107,16 +128,14 @@ func fenceOf(e *store.Entity) (Fence, error) {
 		return f, err
 	}
 	f.Version = v
-	s, ok := e.Properties[propWriters].(string)
-	if !ok {
-		return f, corrupt(e, "property %s is %T, want a string", propWriters, e.Properties[propWriters])
+	b, ok := e.Properties[propWriters].([]byte)
+	if !ok || len(b) == 0 {
+		return f, corrupt(e, "property %s is %T of %d bytes, want a non-empty binary", propWriters, e.Properties[propWriters], len(b))
 	}
-	if s != "" {
-		f.writers = strings.Split(s, ",")
+	if n := int64(bytes.Count(b, []byte{','})) + 1; n > f.Version {
+		return f, corrupt(e, "it lists %d writers for version %d", n, f.Version)
 	}
-	if int64(len(f.writers)) > f.Version {
-		return f, corrupt(e, "it lists %d writers for version %d", len(f.writers), f.Version)
-	}
+	f.writers = b
 	return f, nil
 }
 

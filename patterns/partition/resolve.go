@@ -109,22 +109,26 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 				return nil, t.unknown(cause, fmt.Sprintf("the fence moved from version %d to %d and no longer records who wrote version %d",
 					t.base.Version, f.Version, t.base.Version+1))
 			case w == t.id:
-				return &Result{Version: t.base.Version + 1, Outbox: append([]string(nil), t.ids...), Fence: f, Recovered: true}, nil
+				return &Result{Version: t.next.Version, Outbox: t.ids, Fence: f, Recovered: true}, nil
 			}
 			return nil, t.notApplied(cause, !slices.Contains(t.poisons, w))
-		case f.Version < t.base.Version || f.ETag != t.base.ETag:
-			// Someone outside the package rewrote the fence: the lost
-			// request's condition is stale, but who applied what is lost.
-			return nil, t.unknown(cause, fmt.Sprintf("the fence was rewritten outside the package (version %d, based on %d)", f.Version, t.base.Version))
+		case f.Version < t.base.Version:
+			// Someone outside the package rewrote the fence: who applied
+			// what cannot be told.
+			return nil, t.unknown(cause, fmt.Sprintf("the fence went back from version %d to %d: it was rewritten outside the package", t.base.Version, f.Version))
 		}
-		// The fence is as the transaction found it: shut the lost request out.
+		// The fence is at the transaction's base: shut the lost request out.
+		// The empty commit is conditional on the base's ETag too, so a fence
+		// rewritten outside the package at the same version makes it fail
+		// and the loop read again.
 		if poison == "" {
 			if poison, err = t.p.s.id(); err != nil {
 				return nil, t.unknown(cause, err.Error())
 			}
 			t.poisons = append(t.poisons, poison)
 		}
-		b := boundaryActions(t.base, poison, t.p.s.history)
+		v, w := t.base.next(poison, t.p.s.history)
+		b := boundaryActions(t.base, v, w)
 		_, err = t.p.table.Transact(ctx, b[:])
 		switch {
 		case err == nil:

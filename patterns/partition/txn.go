@@ -35,6 +35,7 @@ type Budget struct {
 type Txn struct {
 	p      *Partition
 	base   Fence
+	next   Fence           // the fence this commit writes (no ETag yet)
 	id     string          // this commit's request id, recorded in the fence
 	bounds [2]store.Action // fence and tail
 	rows   []Row           // the caller's data rows, in the order added
@@ -49,7 +50,9 @@ type Txn struct {
 }
 
 func newTxn(p *Partition, f Fence, id string) *Txn {
-	t := &Txn{p: p, base: f, id: id, bounds: boundaryActions(f, id, p.s.history), keys: map[string]int{}}
+	v, w := f.next(id, p.s.history)
+	t := &Txn{p: p, base: f, next: Fence{Version: v, pk: f.pk, writers: w}, id: id,
+		bounds: boundaryActions(f, v, w), keys: map[string]int{}}
 	for i := range t.bounds {
 		t.bytes += store.ActionWireSize(&t.bounds[i])
 	}
