@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
@@ -234,4 +235,24 @@ func TestMissingTailIsReportedAndHealed(t *testing.T) {
 			t.Fatalf("after the healing commit: %d rows, version %d", len(snap.Rows), snap.Fence.Version)
 		}
 	})
+}
+
+// Short and empty pages (as Azure returns at partition-server boundaries)
+// do not confuse the boundary check: every row comes back, in one attempt.
+func TestReadWithShortPages(t *testing.T) {
+	most := 0
+	for seed := range uint64(20) {
+		b := backendtest.Memstore(memstore.WithShortPages(seed))
+		tbl := newTable(t, b)
+		generations(t, tbl, "p", 40)
+		snap, err := open(t, tbl, "p", nil).Read(context.Background(), &partition.ReadOptions{PageSize: 9})
+		must(t, err)
+		if g := gens(snap.Rows); len(snap.Rows) != 40 || g[1] != 40 || snap.Attempts != 1 {
+			t.Fatalf("seed %d: %d rows, generations %v, %d attempts", seed, len(snap.Rows), g, snap.Attempts)
+		}
+		most = max(most, snap.Requests)
+	}
+	if most <= 5 { // 42 rows in full pages of 9 take 5 requests
+		t.Fatalf("no read took more than %d requests: the pages were never short", most)
+	}
 }

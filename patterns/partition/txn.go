@@ -109,7 +109,9 @@ func (t *Txn) Delete(label, rk string, ifMatch store.ETag) error {
 // limit: a row of another partition, a reserved RowKey, a RowKey already
 // in the transaction, an entity or If-Match the service would refuse, and
 // a row that does not fit the budget (errors.Is mapper.ErrBatchFull).
-// Refusals are *store.Error values (errors.As), with nothing added.
+// Refusals are *store.Error values (errors.As), with nothing added. The
+// entity's property map is not copied: leave it unchanged until Commit
+// returns.
 func (t *Txn) Add(label string, a store.Action) error {
 	if err := t.usable(); err != nil {
 		return err
