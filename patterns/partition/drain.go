@@ -134,7 +134,8 @@ func (o *Outbox) Get(ctx context.Context, pk, id string) (OutboxRow, error) {
 	return outboxRowOf(&e)
 }
 
-// Claim claims row for owner until now + lease, if no one claimed or
+// Claim claims row for owner (a name unique to this drainer) until now +
+// lease, if no one claimed or
 // changed it since it was read (If-Match its ETag), and returns the
 // claimed row (its new ETag, Attempts one more). A row still claimed by
 // another owner, or claimed by someone since it was read, fails with an
