@@ -183,3 +183,26 @@ func TestByteBudget(t *testing.T) {
 		}
 	})
 }
+
+// A property map changed after its row was added is caught by the store's
+// check of the whole transaction before anything is sent, and reported as
+// that row's error.
+func TestMapChangedAfterAddIsRefusedBeforeSending(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		tbl := newTable(t, b)
+		tx := begin(t, open(t, tbl, "p", nil))
+		e := row("emp_1", "Name", "Ada")
+		must(t, tx.Insert("ok", row("emp_0")))
+		must(t, tx.Insert("employee", e))
+		e.Properties["bad-name"] = "x"
+		_, err := tx.Commit(context.Background())
+		var re *partition.RowError
+		if !errors.As(err, &re) || re.Label != "employee" || re.Index != 1 {
+			t.Fatalf("%v: want a RowError for row 1 \"employee\"", err)
+		}
+		refused(t, err, store.CodePropertyNameInvalid, `"bad-name"`)
+		if rows := raw(t, tbl, "p"); len(rows) != 0 {
+			t.Fatalf("%d rows written", len(rows))
+		}
+	})
+}

@@ -110,11 +110,13 @@ func (e *ChangedError) Unwrap() error { return e.Err }
 func (e *ChangedError) Is(target error) bool { return target == ErrChanged }
 
 // RowError reports any other refusal of one of the caller's rows (or of an
-// outbox row) by the service. Nothing was written.
+// outbox row): by the service, or by the store's check of the whole
+// transaction before sending (a property map changed after its row was
+// added). Nothing was written.
 type RowError struct {
 	Table, Partition string
 	Row
-	// Err is the service's answer.
+	// Err is the refusal (its Source says who refused).
 	Err *store.Error
 }
 
