@@ -1,0 +1,169 @@
+package partition
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// Properties of the fence and tail rows.
+const (
+	// propVersion is the partition's version: the number of transactions
+	// committed through the fence. The fence and the tail both carry it.
+	propVersion = "Version"
+	// propWriters lists the request ids of the last writers, newest first,
+	// separated by commas: the i-th (from 0) wrote version Version-i. It
+	// is an Edm.Binary of those bytes rather than a string: the size of a
+	// binary value is known without reading it, so the budget and the
+	// store's checks cost the same whatever the history's length, and the
+	// service's size formula counts it once, not twice.
+	propWriters = "Writers"
+)
+
+// Limits of the writer history a fence keeps.
+const (
+	// DefaultHistory is how many writers a fence remembers by default.
+	DefaultHistory = 32
+	// MaxHistory bounds Options.History so the fence stays small.
+	MaxHistory = 256
+	// MaxRequestIDLen bounds a request id from Options.NewID.
+	MaxRequestIDLen = 64
+)
+
+// ErrCorrupt matches an error about a reserved row (fence, tail or outbox
+// row) whose properties the package did not write: a writer outside the
+// package changed it.
+var ErrCorrupt = errors.New("partition: reserved row is malformed")
+
+// Fence is the state of a partition's fence row: its version and ETag,
+// and the ids of its recent writers. Get one from [Partition.Fence], from
+// a [Snapshot] or from a [Result], and pass it to [Partition.BeginAt] to
+// write only if nothing changed since.
+type Fence struct {
+	// Version counts the transactions committed to the partition through
+	// the fence; 0 for a partition that never had one.
+	Version int64
+	// ETag is the fence row's ETag, "" when the row does not exist yet.
+	ETag store.ETag
+
+	pk      string
+	writers []byte // the Writers property: ids newest first, comma-separated
+}
+
+// Exists reports whether the partition has a fence row.
+func (f Fence) Exists() bool { return f.ETag != "" }
+
+// writerOf returns the request id that wrote version v, if the fence still
+// remembers it.
+func (f Fence) writerOf(v int64) (string, bool) {
+	i := f.Version - v
+	if v < 1 || i < 0 {
+		return "", false
+	}
+	rest := f.writers
+	for ; len(rest) > 0; i-- {
+		id, tail, _ := bytes.Cut(rest, []byte{','})
+		if i == 0 {
+			return string(id), true
+		}
+		rest = tail
+	}
+	return "", false
+}
+
+// next returns the version and the Writers property that request id
+// writes on top of f, keeping at most history ids.
+func (f Fence) next(id string, history int) (int64, []byte) {
+	keep := len(f.writers) // the bytes of the history-1 newest old ids
+	for i, n := 0, 0; i < len(f.writers); i++ {
+		if f.writers[i] == ',' {
+			if n++; n == history-1 {
+				keep = i
+				break
+			}
+		}
+	}
+	if history == 1 {
+		keep = 0
+	}
+	w := make([]byte, 0, len(id)+1+keep)
+	w = append(w, id...)
+	if keep > 0 {
+		w = append(append(w, ','), f.writers[:keep]...)
+	}
+	return f.Version + 1, w
+}
+
+// fenceEntity and tailEntity build the two boundary rows of version v.
+func fenceEntity(pk string, v int64, writers []byte) store.Entity {
+	return store.Entity{PartitionKey: pk, RowKey: FenceKey, Properties: map[string]any{
+		propVersion: v,
+		propWriters: writers,
+	}}
+}
+
+func tailEntity(pk string, v int64) store.Entity {
+	return store.Entity{PartitionKey: pk, RowKey: TailKey, Properties: map[string]any{propVersion: v}}
+}
+
+// boundaryActions are the two actions every transaction on top of f
+// starts with: the fence of version v listing writers w, conditional on f
+// (an insert when it does not exist), then the tail, unconditional.
+func boundaryActions(f Fence, v int64, w []byte) [2]store.Action {
+	fa := store.Action{Kind: store.ActionUpdateReplace, Entity: fenceEntity(f.pk, v, w), IfMatch: f.ETag}
+	if !f.Exists() {
+		fa = store.Action{Kind: store.ActionInsert, Entity: fenceEntity(f.pk, v, w)}
+	}
+	return [2]store.Action{fa, {Kind: store.ActionUpsertReplace, Entity: tailEntity(f.pk, v)}}
+}
+
+// fenceOf decodes a fence row read from the table.
+func fenceOf(e *store.Entity) (Fence, error) {
+	f := Fence{pk: e.PartitionKey, ETag: e.ETag}
+	v, err := versionOf(e)
+	if err != nil {
+		return f, err
+	}
+	f.Version = v
+	b, ok := e.Properties[propWriters].([]byte)
+	if !ok || len(b) == 0 {
+		return f, corrupt(e, "property %s is %T of %d bytes, want a non-empty binary", propWriters, e.Properties[propWriters], len(b))
+	}
+	if n := int64(bytes.Count(b, []byte{','})) + 1; n > f.Version {
+		return f, corrupt(e, "it lists %d writers for version %d", n, f.Version)
+	}
+	f.writers = b
+	return f, nil
+}
+
+// versionOf reads the Version of a fence or tail row.
+func versionOf(e *store.Entity) (int64, error) {
+	v, ok := e.Properties[propVersion].(int64)
+	if !ok {
+		return 0, corrupt(e, "property %s is %T, want an int64", propVersion, e.Properties[propVersion])
+	}
+	if v < 1 {
+		return 0, corrupt(e, "%s is %d, want 1 or more", propVersion, v)
+	}
+	return v, nil
+}
+
+func corrupt(e *store.Entity, format string, args ...any) error {
+	return fmt.Errorf("%w: row %s of partition %s: %s", ErrCorrupt, quote(e.RowKey), quote(e.PartitionKey), fmt.Sprintf(format, args...))
+}
+
+// readFence reads the fence row of partition pk; a missing row is the
+// zero Fence of version 0.
+func readFence(ctx context.Context, tbl store.Table, pk string) (Fence, error) {
+	e, err := tbl.Get(ctx, pk, FenceKey, nil)
+	if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeResourceNotFound {
+		return Fence{pk: pk}, nil
+	}
+	if err != nil {
+		return Fence{pk: pk}, err
+	}
+	return fenceOf(&e)
+}

@@ -1,0 +1,187 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/store"
+)
+
+// Options tune a Partition or an Outbox. The zero value (or nil) gives the
+// defaults.
+type Options struct {
+	// History is how many writers' request ids the fence keeps, 1 to
+	// MaxHistory (default DefaultHistory). A commit whose answer was lost
+	// is resolved exactly as long as fewer than History other commits
+	// land on the partition before the fence is read back.
+	History int
+	// NewID returns a fresh request id (and outbox row id): at most
+	// MaxRequestIDLen characters, no comma. The default is a time-ordered
+	// keys.IDGenerator over crypto/rand.
+	NewID func() (string, error)
+	// Now is the clock outbox rows and claims read (default time.Now).
+	Now func() time.Time
+	// ReadAttempts bounds how many times Read reads a partition that a
+	// writer keeps changing under it (default 8).
+	ReadAttempts int
+	// ResolveAttempts bounds the rounds of read-back (and fence moves)
+	// that resolve a lost answer (default 8).
+	ResolveAttempts int
+	// Backoff is the pause before retry number n (n >= 1) of a read or a
+	// resolution; the default doubles from 10 ms up to 1 s.
+	Backoff func(n int) time.Duration
+}
+
+// settings are Options with the defaults filled in.
+type settings struct {
+	history         int
+	newID           func() (string, error)
+	now             func() time.Time
+	readAttempts    int
+	resolveAttempts int
+	backoff         func(n int) time.Duration
+}
+
+func (o *Options) settings() (settings, error) {
+	var in Options
+	if o != nil {
+		in = *o
+	}
+	s := settings{history: in.History, newID: in.NewID, now: in.Now,
+		readAttempts: in.ReadAttempts, resolveAttempts: in.ResolveAttempts, backoff: in.Backoff}
+	if s.history == 0 {
+		s.history = DefaultHistory
+	}
+	if s.history < 1 || s.history > MaxHistory {
+		return s, refuse(store.CodeInvalidInput, 400, "Options.History %d is out of range: it must be 1 to %d", in.History, MaxHistory)
+	}
+	if s.newID == nil {
+		s.newID = keys.NewIDGenerator(nil, nil).New
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.readAttempts <= 0 {
+		s.readAttempts = 8
+	}
+	if s.resolveAttempts <= 0 {
+		s.resolveAttempts = 8
+	}
+	if s.backoff == nil {
+		s.backoff = defaultBackoff
+	}
+	return s, nil
+}
+
+func defaultBackoff(n int) time.Duration {
+	d := 10 * time.Millisecond
+	for i := 1; i < n && d < time.Second; i++ {
+		d *= 2
+	}
+	return min(d, time.Second)
+}
+
+// id returns a fresh request id, checked so the fence can list it.
+func (s *settings) id() (string, error) {
+	id, err := s.newID()
+	if err != nil {
+		return "", fmt.Errorf("partition: new request id: %w", err)
+	}
+	if id == "" || len(id) > MaxRequestIDLen || strings.ContainsRune(id, ',') {
+		return "", refuse(store.CodeInvalidInput, 400,
+			"Options.NewID returned %s: a request id is 1 to %d characters without a comma", quote(id), MaxRequestIDLen)
+	}
+	if err := store.ValidateValue(propWriters, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// wait sleeps before retry n, or returns the context's error.
+func (s *settings) wait(ctx context.Context, n int) error {
+	d := s.backoff(n)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Partition is one fenced partition of a table. It holds no state between
+// calls and is safe for concurrent use; every transaction reads or is
+// given the fence it builds on.
+type Partition struct {
+	table store.Table
+	pk    string
+	s     settings
+}
+
+// New returns the fenced partition pk of tbl. It does no I/O. It fails
+// for a PartitionKey the service refuses (a forbidden character, more
+// than 1,024 UTF-16 units) and for bad Options, naming the value and the
+// limit.
+func New(tbl store.Table, pk string, opts *Options) (*Partition, error) {
+	if err := store.ValidateKeys(pk, ""); err != nil {
+		return nil, fmt.Errorf("partition: %w", err)
+	}
+	s, err := opts.settings()
+	if err != nil {
+		return nil, fmt.Errorf("partition: %w", err)
+	}
+	return &Partition{table: tbl, pk: pk, s: s}, nil
+}
+
+// Key returns the PartitionKey.
+func (p *Partition) Key() string { return p.pk }
+
+// Table returns the table.
+func (p *Partition) Table() store.Table { return p.table }
+
+// Fence reads the partition's fence: one point read.
+func (p *Partition) Fence(ctx context.Context) (Fence, error) {
+	f, err := readFence(ctx, p.table, p.pk)
+	if err != nil {
+		return f, p.wrap("read the fence", err)
+	}
+	return f, nil
+}
+
+// Begin reads the fence and starts a transaction on top of it: the
+// transaction commits only if no other writer commits first.
+func (p *Partition) Begin(ctx context.Context) (*Txn, error) {
+	f, err := p.Fence(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.BeginAt(f)
+}
+
+// BeginAt starts a transaction on top of a fence state the caller holds
+// (from a Snapshot the writes depend on, or from the Result of the
+// previous commit), without reading it again: the commit fails with a
+// ConflictError if anyone committed after f.
+func (p *Partition) BeginAt(f Fence) (*Txn, error) {
+	if f.pk != p.pk {
+		return nil, fmt.Errorf("partition %s: %w", quote(p.pk), refuse(store.CodeInvalidInput, 400,
+			"BeginAt was given the fence of partition %s", quote(f.pk)))
+	}
+	id, err := p.s.id()
+	if err != nil {
+		return nil, err
+	}
+	return newTxn(p, f, id), nil
+}
+
+// wrap names the partition in an error.
+func (p *Partition) wrap(what string, err error) error {
+	return fmt.Errorf("partition %s of table %s: %s: %w", quote(p.pk), p.table.Name(), what, err)
+}

@@ -1,0 +1,206 @@
+package partition
+
+import (
+	"fmt"
+
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/store"
+)
+
+// ReservedActions is how many of a transaction's actions the package
+// takes for itself: the fence and the tail.
+const ReservedActions = 2
+
+// MaxRows is the most rows of yours, data and outbox together, one
+// transaction can carry: store.MaxBatchActions less ReservedActions.
+const MaxRows = store.MaxBatchActions - ReservedActions
+
+// Budget is what a transaction can still take.
+type Budget struct {
+	// Rows is how many more rows (data or outbox) fit.
+	Rows int
+	// Bytes is how many more request body bytes fit, by the store's size
+	// estimate (store.ActionWireSize): a row whose estimate is larger is
+	// refused.
+	Bytes int
+}
+
+// Txn is one entity group transaction on a fenced partition: the data
+// rows and outbox rows you add, plus the fence (conditional on the state
+// the transaction began from) and the tail. Every add method checks its
+// row at once and refuses it, adding nothing, when it would make the
+// transaction invalid; Commit sends what was added. A Txn commits once.
+//
+// A Txn is not safe for concurrent use.
+type Txn struct {
+	p      *Partition
+	base   Fence
+	next   Fence           // the fence this commit writes (no ETag yet)
+	id     string          // this commit's request id, recorded in the fence
+	bounds [2]store.Action // fence and tail
+	rows   []Row           // the caller's data rows, in the order added
+	data   []store.Action  // their actions
+	outbox []store.Action  // outbox rows
+	ids    []string        // outbox row ids
+	keys   map[string]int  // RowKey -> position among data rows, or -1 for outbox
+	bytes  int             // estimated body size so far
+	done   bool
+
+	poisons []string // request ids of the empty commits that shut a lost request out
+}
+
+func newTxn(p *Partition, f Fence, id string) *Txn {
+	v, w := f.next(id, p.s.history)
+	t := &Txn{p: p, base: f, next: Fence{Version: v, pk: f.pk, writers: w}, id: id,
+		bounds: boundaryActions(f, v, w), keys: map[string]int{}}
+	for i := range t.bounds {
+		t.bytes += store.ActionWireSize(&t.bounds[i])
+	}
+	return t
+}
+
+// Base returns the fence state the transaction commits on top of.
+func (t *Txn) Base() Fence { return t.base }
+
+// RequestID returns the id this commit records in the fence.
+func (t *Txn) RequestID() string { return t.id }
+
+// Len reports how many rows (data and outbox) were added.
+func (t *Txn) Len() int { return len(t.data) + len(t.outbox) }
+
+// Free reports how many more rows and body bytes the transaction takes.
+func (t *Txn) Free() Budget {
+	return Budget{Rows: MaxRows - t.Len(), Bytes: store.MaxBatchBytes - 1 - t.bytes}
+}
+
+// Insert adds an insert of e. label names the row in errors (a
+// DuplicateError says which unique value was taken); e.PartitionKey may be
+// left empty.
+func (t *Txn) Insert(label string, e store.Entity) error {
+	return t.Add(label, store.Action{Kind: store.ActionInsert, Entity: e})
+}
+
+// Update adds a merge or replace of e if its stored ETag is still ifMatch
+// (store.ETagAny for any).
+func (t *Txn) Update(label string, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) error {
+	k := store.ActionUpdateMerge
+	if mode == store.Replace {
+		k = store.ActionUpdateReplace
+	}
+	return t.Add(label, store.Action{Kind: k, Entity: e, IfMatch: ifMatch})
+}
+
+// Upsert adds an insert-or-merge or insert-or-replace of e.
+func (t *Txn) Upsert(label string, e store.Entity, mode store.UpdateMode) error {
+	k := store.ActionUpsertMerge
+	if mode == store.Replace {
+		k = store.ActionUpsertReplace
+	}
+	return t.Add(label, store.Action{Kind: k, Entity: e})
+}
+
+// Delete adds a delete of the row rk if its stored ETag is still ifMatch
+// (store.ETagAny for any).
+func (t *Txn) Delete(label, rk string, ifMatch store.ETag) error {
+	return t.Add(label, store.Action{Kind: store.ActionDelete, Entity: store.Entity{RowKey: rk}, IfMatch: ifMatch})
+}
+
+// Add adds any action on a data row. It refuses, naming the value and the
+// limit: a row of another partition, a reserved RowKey, a RowKey already
+// in the transaction, an entity or If-Match the service would refuse, and
+// a row that does not fit the budget (errors.Is mapper.ErrBatchFull).
+// Refusals are *store.Error values (errors.As), with nothing added. The
+// entity's property map is not copied: leave it unchanged until Commit
+// returns.
+func (t *Txn) Add(label string, a store.Action) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if a.Entity.PartitionKey == "" {
+		a.Entity.PartitionKey = t.p.pk
+	}
+	if err := t.check(label, &a); err != nil {
+		return err
+	}
+	t.keys[a.Entity.RowKey] = len(t.data)
+	t.rows = append(t.rows, Row{Label: label, Index: len(t.data), Kind: a.Kind, RowKey: a.Entity.RowKey})
+	t.data = append(t.data, a)
+	t.bytes += store.ActionWireSize(&a)
+	return nil
+}
+
+// usable refuses adds and commits after Commit.
+func (t *Txn) usable() error {
+	if t.done {
+		return t.refused("", refuse(store.CodeInvalidInput, 400, "the transaction was committed already: begin a new one"))
+	}
+	return nil
+}
+
+// check vets one data action before it is added.
+func (t *Txn) check(label string, a *store.Action) error {
+	rk := a.Entity.RowKey
+	if a.Entity.PartitionKey != t.p.pk {
+		return t.refused(label, refuse(store.CodeCommandsInBatchActOnDifferentPartitions, 400,
+			"row %s is on PartitionKey %s: this transaction covers partition %s only",
+			quote(rk), quote(a.Entity.PartitionKey), quote(t.p.pk)))
+	}
+	if err := store.ValidateAction(a); err != nil {
+		return t.refused(label, err)
+	}
+	if err := checkDataKey(rk); err != nil {
+		return t.refused(label, err)
+	}
+	if i, dup := t.keys[rk]; dup {
+		what := "the outbox"
+		if i >= 0 {
+			what = fmt.Sprintf("row %d (%s)", i, labelText(t.rows[i].Label))
+		}
+		return t.refused(label, refuse(store.CodeInvalidDuplicateRow, 400,
+			"RowKey %s is written already by %s: a row may appear once per transaction", quote(rk), what))
+	}
+	return t.fits(label, rk, store.ActionWireSize(a))
+}
+
+// fits refuses a row that would pass the action or byte budget.
+func (t *Txn) fits(label, rk string, size int) error {
+	if t.Len() >= MaxRows {
+		return fmt.Errorf("%w: %w", mapper.ErrBatchFull, t.refused(label, refuse(store.CodeInvalidInput, 400,
+			"row %s would be row %d: a transaction holds %d actions, %d of them taken by the fence and the tail, so at most %d rows (data and outbox)",
+			quote(rk), t.Len()+1, store.MaxBatchActions, ReservedActions, MaxRows)))
+	}
+	if t.bytes+size >= store.MaxBatchBytes {
+		return fmt.Errorf("%w: %w", mapper.ErrBatchFull, t.refused(label, refuse(store.CodeRequestBodyTooLarge, 413,
+			"row %s of about %d bytes would bring the transaction body to about %d bytes (%d taken by the fence and the tail): the service's limit is %d",
+			quote(rk), size, t.bytes+size, t.reservedBytes(), store.MaxBatchBytes)))
+	}
+	return nil
+}
+
+func (t *Txn) reservedBytes() int {
+	return store.ActionWireSize(&t.bounds[0]) + store.ActionWireSize(&t.bounds[1])
+}
+
+// refused names the partition and the row in a refusal.
+func (t *Txn) refused(label string, err error) error {
+	if label == "" {
+		return fmt.Errorf("partition %s: %w", quote(t.p.pk), err)
+	}
+	return fmt.Errorf("partition %s: %s: %w", quote(t.p.pk), labelText(label), err)
+}
+
+func labelText(label string) string {
+	if label == "" {
+		return "unlabelled row"
+	}
+	return fmt.Sprintf("row %q", label)
+}
+
+// actions returns the transaction's actions: fence, tail, data rows,
+// outbox rows.
+func (t *Txn) actions() []store.Action {
+	all := make([]store.Action, 0, ReservedActions+t.Len())
+	all = append(all, t.bounds[:]...)
+	all = append(all, t.data...)
+	return append(all, t.outbox...)
+}
