@@ -55,13 +55,25 @@ const (
 	OpTransact    Operation = "Transact"
 )
 
-// FaultFunc decides, before an operation runs, whether it fails instead.
-// Returning a non-nil error (typically a *store.Error such as ServerBusy)
-// makes the operation fail with it without touching any data.
+// FaultFunc decides, for each operation, whether it meets a fault. It is
+// called once per operation (a Transact is one operation; the point reads
+// a lost write's resolution makes are operations of their own). Return
+// nil for no fault. Return an error, typically one of ServerBusy,
+// InternalError, OperationTimedOut or ResponseLost, to fail the operation
+// before it touches any data; wrap it with AfterApply to let the
+// operation take effect and then lose its answer.
+//
+// The caller sees a fault as a client of the service would: a write
+// answered with a 500 or with no answer at all may have been applied, so
+// memstore reports it as Unknown (store.ErrUnknownOutcome), whether the
+// fault came before or after the data changed, and then resolves it by
+// reading the rows back (store.Settle), exactly as azstore does. A 503
+// ServerBusy is a refusal (store.ErrThrottled); a read fails with the
+// fault's error as it is.
 type FaultFunc func(op Operation, table string) error
 
-// WithFaults installs a fault schedule, for testing retries and partial
-// failure handling.
+// WithFaults installs a fault schedule, for testing retries, lost answers
+// and partial failure handling.
 func WithFaults(f FaultFunc) Option {
 	return func(o *options) { o.faults = f }
 }

@@ -69,19 +69,9 @@ func (s *Store) tick() time.Time {
 	return t
 }
 
-func (s *Store) fault(op Operation, table string) error {
-	if s.opts.faults == nil {
-		return nil
-	}
-	return s.opts.faults(op, table)
-}
-
-func ctxErr(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return &store.Error{Code: store.CodeOperationTimedOut, Status: 500, Index: -1, Message: "context done before the operation ran", Err: err}
-	}
-	return nil
-}
+// ctxErr refuses a nil context and reports a done one: memstore checks
+// before it applies, so nothing was sent and nothing applied.
+func ctxErr(ctx context.Context) error { return store.CheckContext(ctx) }
 
 // CreateTable implements store.Store.
 func (s *Store) CreateTable(ctx context.Context, name string) error {
@@ -101,9 +91,19 @@ func (s *Store) createTable(ctx context.Context, name string, ifNotExists bool) 
 	if err := store.ValidateTableName(name); err != nil {
 		return false, err
 	}
-	if err := s.fault(OpCreateTable, name); err != nil {
-		return false, err
+	before, after := s.faultFor(OpCreateTable, name)
+	if before != nil {
+		return false, seenByClient(before)
 	}
+	created, err := s.addTable(name, ifNotExists)
+	if err != nil || after == nil {
+		return created, err
+	}
+	return false, seenByClient(after)
+}
+
+// addTable creates the table unless it exists or is being deleted.
+func (s *Store) addTable(name string, ifNotExists bool) (bool, error) {
 	key := strings.ToLower(name)
 	now := s.opts.now()
 	s.mu.Lock()
@@ -132,9 +132,18 @@ func (s *Store) DeleteTable(ctx context.Context, name string) error {
 	if err := store.ValidateTableName(name); err != nil {
 		return err
 	}
-	if err := s.fault(OpDeleteTable, name); err != nil {
+	before, after := s.faultFor(OpDeleteTable, name)
+	if before != nil {
+		return seenByClient(before)
+	}
+	if err := s.removeTable(name); err != nil || after == nil {
 		return err
 	}
+	return seenByClient(after)
+}
+
+// removeTable deletes the table and starts its TableBeingDeleted window.
+func (s *Store) removeTable(name string) error {
 	key := strings.ToLower(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()

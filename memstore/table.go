@@ -87,19 +87,33 @@ var _ store.Table = (*tableHandle)(nil)
 // Name implements store.Table.
 func (h *tableHandle) Name() string { return h.name }
 
-// begin runs the checks every entity operation starts with.
+// begin runs the checks every entity read starts with.
 func (h *tableHandle) begin(ctx context.Context, op Operation) (*table, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
+	t, before, after, err := h.beginWrite(ctx, op)
+	if err == nil {
+		err = before
 	}
-	t, err := h.s.lookup(h.name)
+	if err == nil {
+		err = after
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := h.s.fault(op, h.name); err != nil {
-		return nil, err
-	}
 	return t, nil
+}
+
+// beginWrite runs the checks every entity write starts with and returns
+// the operation's injected fault: before fails it now, after once it took
+// effect.
+func (h *tableHandle) beginWrite(ctx context.Context, op Operation) (t *table, before, after error, err error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	if t, err = h.s.lookup(h.name); err != nil {
+		return nil, nil, nil, err
+	}
+	before, after = h.s.faultFor(op, h.name)
+	return t, before, after, nil
 }
 
 // Get implements store.Table.
@@ -169,14 +183,26 @@ func (h *tableHandle) write(ctx context.Context, op Operation, a store.Action) (
 			return "", err
 		}
 	}
-	t, err := h.begin(ctx, op)
-	if err != nil {
+	return etagOf(h.send(ctx, op, []store.Action{a}, func(t *table) ([]store.ActionResult, error) {
+		etag, err := h.applyOne(t, &a)
+		return []store.ActionResult{{ETag: etag}}, err
+	}))
+}
+
+// etagOf returns the ETag of a single write's results.
+func etagOf(results []store.ActionResult, err error) (store.ETag, error) {
+	if err != nil || len(results) == 0 {
 		return "", err
 	}
+	return results[0].ETag, nil
+}
+
+// applyOne applies one action under the table's lock.
+func (h *tableHandle) applyOne(t *table, a *store.Action) (store.ETag, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := h.s.tick().UnixNano()
-	r, remove, err := apply(h.name, t.get(a.Entity.PartitionKey, a.Entity.RowKey), &a, ts)
+	r, remove, err := apply(h.name, t.get(a.Entity.PartitionKey, a.Entity.RowKey), a, ts)
 	if err != nil {
 		return "", err
 	}

@@ -14,10 +14,14 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	if err := store.ValidateTransaction(actions); err != nil {
 		return nil, err
 	}
-	t, err := h.begin(ctx, OpTransact)
-	if err != nil {
-		return nil, err
-	}
+	return h.send(ctx, OpTransact, actions, func(t *table) ([]store.ActionResult, error) {
+		return h.applyAll(t, actions)
+	})
+}
+
+// applyAll applies a checked transaction under the table's lock, all or
+// nothing.
+func (h *tableHandle) applyAll(t *table, actions []store.Action) ([]store.ActionResult, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := h.s.tick().UnixNano()
