@@ -2,6 +2,7 @@ package mapper
 
 import (
 	"context"
+	"errors"
 	"reflect"
 
 	"github.com/tablekit/tablekit/store"
@@ -22,6 +23,11 @@ import (
 func (r *Repository[T]) BulkWrite(ctx context.Context, kind store.ActionKind, values []*T, opts store.BulkOptions) (store.BulkResult, error) {
 	res := store.BulkResult{Outcomes: make([]store.BulkOutcome, len(values))}
 	if r.err != nil {
+		// The type cannot be mapped: no value was sent.
+		for i := range res.Outcomes {
+			res.Outcomes[i] = store.BulkOutcome{Err: r.err, Batch: -1}
+		}
+		res.Tally()
 		return res, r.err
 	}
 	actions := make([]store.Action, 0, len(values))
@@ -46,30 +52,20 @@ func (r *Repository[T]) BulkWrite(ctx context.Context, kind store.ActionKind, va
 			res.Outcomes[sent[j]] = out
 		}
 	}
-	first := -1
 	for i, out := range res.Outcomes {
 		if out.Err == nil && kind != store.ActionDelete {
 			if err := r.c.setMeta(targets[i], out.ETag); err != nil {
 				res.Outcomes[i].Err = err
 			}
 		}
-		if res.Outcomes[i].Err != nil {
-			res.Failed++
-			if first < 0 {
-				first = i
-			}
-		} else {
-			res.Written++
-		}
 	}
-	if first < 0 {
-		return res, nil
+	res.Tally()
+	var stopped error
+	var be *store.BulkError
+	if errors.As(werr, &be) {
+		stopped = be.Stopped
 	}
-	be := &store.BulkError{Failed: res.Failed, Total: len(values), FirstIndex: first, First: res.Outcomes[first].Err}
-	if ctxErr := ctx.Err(); ctxErr != nil && werr != nil {
-		be.Ctx = ctxErr
-	}
-	return res, be
+	return res, res.Err(stopped)
 }
 
 // bulkAction maps one value to its write.

@@ -35,8 +35,12 @@ type BulkOptions struct {
 	// one after another, in input order.
 	Concurrency int
 	// MaxAttempts is how often a transaction is sent at most while it fails
-	// with a transient error (errors.Is(err, ErrTransient)); 0 means
-	// DefaultBulkAttempts and 1 turns retries off.
+	// with an error that left nothing applied (errors.Is(err,
+	// ErrTransient): a 503, a connection never made, a lost answer a
+	// read-back showed was not applied), or, for a transaction of upserts
+	// and If-Match * updates only, while its answer is lost. 0 means
+	// DefaultBulkAttempts and 1 turns retries off. A transaction that may
+	// have been applied is never sent again unless it is idempotent.
 	MaxAttempts int
 	// Backoff is the wait before the first retry; it doubles on each
 	// further retry up to MaxBackoff. 0 means DefaultBulkBackoff and
@@ -49,10 +53,19 @@ type BulkOptions struct {
 	// NoResubmit the other writes are reported failed with ErrBatchAborted.
 	NoResubmit bool
 	// Progress, when set, is called after each transaction with the counts
-	// so far, and once more at the end if the counts changed since (writes
-	// refused before sending, or left unsent by a canceled context). Calls
-	// never overlap, so Progress need not be safe for concurrent use.
+	// so far (at most once per ProgressInterval), and once more at the end
+	// if the counts changed since the last call, so the last call carries
+	// the final counts. Calls never overlap, so Progress need not be safe
+	// for concurrent use. A panic in Progress is recovered: no further
+	// transaction is sent, the writes left fail with an error wrapping
+	// ErrProgressPanicked, and Write returns it.
 	Progress func(BulkProgress)
+	// ProgressInterval, when positive, is the least time between two calls
+	// of Progress (the final call always comes). 0 calls it after every
+	// transaction.
+	ProgressInterval time.Duration
+	// Now reads the clock for ProgressInterval; nil means time.Now.
+	Now func() time.Time
 	// Sleep waits between retries; nil means a timer that gives up when ctx
 	// is done. Tests inject a fake to observe the backoff without waiting.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -60,9 +73,10 @@ type BulkOptions struct {
 
 // BulkProgress counts the writes of one Write call so far.
 type BulkProgress struct {
-	// Written counts writes applied, Failed writes that failed, and Total
-	// all writes given to Write.
-	Written, Failed, Total int
+	// Written counts writes applied, Failed writes certainly not applied,
+	// Unknown writes that may or may not have been applied, and Total all
+	// writes given to Write.
+	Written, Failed, Unknown, Total int
 }
 
 // BulkOutcome is what happened to one write.
@@ -76,6 +90,12 @@ type BulkOutcome struct {
 	// error of its whole transaction, ErrBatchAborted, or the context's
 	// error when it was never sent.
 	Err error
+	// Unknown is set when the write may or may not have been applied: its
+	// transaction was sent, no answer said what happened, and reading the
+	// rows back could not tell. Err then matches ErrUnknownOutcome. Such a
+	// write is never sent again by the writer; read the rows to learn the
+	// outcome.
+	Unknown bool
 	// Batch numbers the transaction the write belongs to, counting from 0
 	// in the order partitions first appear in the input; -1 when the write
 	// was refused before any transaction was formed.
@@ -88,11 +108,50 @@ type BulkOutcome struct {
 type BulkResult struct {
 	// Outcomes has one entry per write, in input order.
 	Outcomes []BulkOutcome
-	// Written and Failed count the outcomes.
-	Written, Failed int
+	// Written, Failed and Unknown count the outcomes: applied, certainly
+	// not applied, and perhaps applied. They add up to len(Outcomes).
+	Written, Failed, Unknown int
 	// Batches counts the transactions the writes were grouped into.
 	Batches int
 }
+
+// Tally counts the outcomes into Written, Failed and Unknown.
+func (r *BulkResult) Tally() {
+	r.Written, r.Failed, r.Unknown = 0, 0, 0
+	for _, o := range r.Outcomes {
+		switch {
+		case o.Unknown:
+			r.Unknown++
+		case o.Err != nil:
+			r.Failed++
+		default:
+			r.Written++
+		}
+	}
+}
+
+// Err returns nil when every write was applied, and otherwise a
+// *BulkError over the outcomes. stopped is the error that ended the work
+// early (the context's), if any.
+func (r *BulkResult) Err(stopped error) error {
+	if r.Failed == 0 && r.Unknown == 0 {
+		return nil
+	}
+	be := &BulkError{Failed: r.Failed, Unknown: r.Unknown, Total: len(r.Outcomes), FirstIndex: -1, Stopped: stopped}
+	for i, o := range r.Outcomes {
+		if o.Err != nil && be.First == nil {
+			be.FirstIndex, be.First = i, o.Err
+		}
+		if o.Unknown && be.FirstUnknown == nil {
+			be.FirstUnknown = o.Err
+		}
+	}
+	return be
+}
+
+// ErrProgressPanicked is wrapped by the error of a Write whose Progress
+// callback panicked, and by the outcomes of the writes it left unsent.
+var ErrProgressPanicked = errors.New("bulk write: the Progress callback panicked")
 
 // BulkWriter writes any number of entities to one table as entity group
 // transactions: it groups writes by PartitionKey into transactions of at
@@ -128,43 +187,47 @@ func NewBulkWriter(t Table, opts BulkOptions) *BulkWriter {
 // context's error, if it stopped the work), or an *Error naming a bad
 // option, in which case nothing was sent and the result is empty.
 func (w *BulkWriter) Write(ctx context.Context, actions []Action) (BulkResult, error) {
+	if ctx == nil {
+		return BulkResult{}, CheckContext(ctx)
+	}
 	opts, err := w.opts.resolve()
 	if err != nil {
 		return BulkResult{}, err
 	}
+	// A panicking Progress stops the work through this context.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	r := &bulkRun{
 		table:    w.table,
 		opts:     opts,
 		actions:  actions,
 		outcomes: make([]BulkOutcome, len(actions)),
 		progress: BulkProgress{Total: len(actions)},
+		stop:     cancel,
 	}
 	valid := r.validate()
 	parts := planBulk(actions, valid)
 	r.execute(ctx, parts)
 	r.finish()
 
-	res := BulkResult{Outcomes: r.outcomes, Written: r.progress.Written, Failed: r.progress.Failed}
+	res := BulkResult{Outcomes: r.outcomes}
+	res.Tally()
 	for _, p := range parts {
 		res.Batches += len(p)
 	}
-	if res.Failed == 0 {
-		return res, nil
-	}
-	be := &BulkError{Failed: res.Failed, Total: len(actions), FirstIndex: -1}
-	cerr := ctx.Err()
-	for i, o := range res.Outcomes {
-		if o.Err == nil {
-			continue
-		}
-		if be.First == nil {
-			be.FirstIndex, be.First = i, o.Err
-		}
-		if cerr != nil && errors.Is(o.Err, cerr) {
-			be.Ctx = cerr
+	// What stopped the work, if it left writes unsent: a panicking
+	// Progress, or the caller's context. A context that ended after the
+	// last transaction stopped nothing.
+	var stopped error
+	if cause := context.Cause(ctx); cause != nil {
+		for _, o := range res.Outcomes {
+			if o.Err != nil && errors.Is(o.Err, cause) {
+				stopped = cause
+				break
+			}
 		}
 	}
-	return res, be
+	return res, res.Err(stopped)
 }
 
 // resolve fills in defaults and refuses negative settings.
@@ -181,6 +244,12 @@ func (o BulkOptions) resolve() (BulkOptions, error) {
 		if f.v < 0 {
 			return o, invalid("BulkOptions.%s is %d: it must be 0 (the default) or positive", f.name, f.v)
 		}
+	}
+	if o.ProgressInterval < 0 {
+		return o, invalid("BulkOptions.ProgressInterval is %v: it must be 0 (every transaction) or positive", o.ProgressInterval)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultBulkConcurrency
@@ -212,25 +281,33 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// BulkError reports that some writes of a Write failed. Each write's own
-// error is in BulkResult.Outcomes.
+// BulkError reports that some writes of a Write failed or may not have
+// been applied. Each write's own error is in BulkResult.Outcomes.
 type BulkError struct {
-	// Failed counts the failed writes out of Total.
-	Failed, Total int
-	// FirstIndex is the input position of the first failed write and First
-	// its error.
+	// Failed counts the writes certainly not applied, Unknown those that
+	// may or may not have been, out of Total.
+	Failed, Unknown, Total int
+	// FirstIndex is the input position of the first write that was not
+	// applied (failed or unknown) and First its error.
 	FirstIndex int
 	First      error
-	// Ctx is the context's error when the context ended the work early.
-	Ctx error
+	// FirstUnknown is the error of the first write whose outcome is
+	// unknown, if any.
+	FirstUnknown error
+	// Stopped is the error that ended the work early: the context's, or
+	// one wrapping ErrProgressPanicked.
+	Stopped error
 }
 
 // Error summarizes the failures.
 func (e *BulkError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bulk write: %d of %d writes failed", e.Failed, e.Total)
-	if e.Ctx != nil {
-		fmt.Fprintf(&b, " (stopped: %v)", e.Ctx)
+	fmt.Fprintf(&b, "bulk write: %d of %d writes not applied", e.Failed, e.Total)
+	if e.Unknown > 0 {
+		fmt.Fprintf(&b, ", %d with an unknown outcome", e.Unknown)
+	}
+	if e.Stopped != nil {
+		fmt.Fprintf(&b, " (stopped: %v)", e.Stopped)
 	}
 	if e.First != nil {
 		fmt.Fprintf(&b, "; first, write %d: %v", e.FirstIndex, e.First)
@@ -238,15 +315,15 @@ func (e *BulkError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the first failure and the context's error, so errors.Is
-// finds either.
+// Unwrap returns the first failure, the first unknown outcome and what
+// stopped the work, so errors.Is finds any of them (ErrUnknownOutcome
+// when some write's outcome is unknown).
 func (e *BulkError) Unwrap() []error {
 	var errs []error
-	if e.First != nil {
-		errs = append(errs, e.First)
-	}
-	if e.Ctx != nil {
-		errs = append(errs, e.Ctx)
+	for _, err := range []error{e.First, e.FirstUnknown, e.Stopped} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errs
 }
@@ -260,9 +337,13 @@ type bulkRun struct {
 	// goroutine that owns the action's partition.
 	outcomes []BulkOutcome
 
-	mu       sync.Mutex // guards progress and reported, and serializes Progress calls
-	progress BulkProgress
-	reported BulkProgress
+	mu         sync.Mutex // guards the fields below, and serializes Progress calls
+	progress   BulkProgress
+	reported   BulkProgress
+	reportedAt time.Time
+	panicked   error // set once Progress panicked
+
+	stop context.CancelCauseFunc // ends the work early
 }
 
 // validate checks every action as the service checks it inside a batch
@@ -300,7 +381,12 @@ func (r *bulkRun) succeed(i int, etag ETag) {
 }
 
 func (r *bulkRun) fail(i int, err error) {
-	r.outcomes[i].ETag, r.outcomes[i].Err = "", err
+	r.outcomes[i].ETag, r.outcomes[i].Err, r.outcomes[i].Unknown = "", err, false
+}
+
+// unknown records a write that may or may not have been applied.
+func (r *bulkRun) unknown(i int, err error) {
+	r.outcomes[i].ETag, r.outcomes[i].Err, r.outcomes[i].Unknown = "", err, true
 }
 
 // settle counts the outcomes of idx and, when report is set, tells
@@ -309,22 +395,35 @@ func (r *bulkRun) settle(idx []int, report bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, i := range idx {
-		if r.outcomes[i].Err == nil {
-			r.progress.Written++
-		} else {
+		switch o := &r.outcomes[i]; {
+		case o.Unknown:
+			r.progress.Unknown++
+		case o.Err != nil:
 			r.progress.Failed++
+		default:
+			r.progress.Written++
 		}
 	}
-	if report {
+	if report && (r.opts.ProgressInterval <= 0 || r.opts.Now().Sub(r.reportedAt) >= r.opts.ProgressInterval) {
 		r.reportLocked()
 	}
 }
 
+// reportLocked calls Progress, recovering a panic: the first one stops
+// the work.
 func (r *bulkRun) reportLocked() {
-	if r.opts.Progress != nil {
-		r.reported = r.progress
-		r.opts.Progress(r.progress)
+	if r.opts.Progress == nil || r.panicked != nil {
+		return
 	}
+	r.reported = r.progress
+	defer func() {
+		if v := recover(); v != nil {
+			r.panicked = fmt.Errorf("%w: %v", ErrProgressPanicked, v)
+			r.stop(r.panicked)
+		}
+	}()
+	r.opts.Progress(r.progress)
+	r.reportedAt = r.opts.Now()
 }
 
 // finish makes the last Progress call carry the final counts.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // execute runs the partitions, at most opts.Concurrency at once, each one's
@@ -31,8 +32,10 @@ func (r *bulkRun) runPartition(ctx context.Context, batches []*bulkBatch) {
 		for _, i := range b.idx {
 			r.outcomes[i].Batch = b.id
 		}
-		if err := ctx.Err(); err != nil {
-			// Never sent: fail the writes with the context's error.
+		if ctx.Err() != nil {
+			// Never sent: fail the writes with the context's error (or
+			// what stopped the work).
+			err := context.Cause(ctx)
 			for _, i := range b.idx {
 				r.fail(i, err)
 			}
@@ -47,11 +50,19 @@ func (r *bulkRun) runPartition(ctx context.Context, batches []*bulkBatch) {
 // runBatch applies one planned transaction. When the service refuses it
 // because of one action, that action fails with the service's error and,
 // unless NoResubmit is set, the transaction is sent again without it; each
-// round removes one action, so this ends.
+// round removes one action, so this ends. A transaction whose outcome
+// stays unknown is never sent again: its writes are reported unknown.
 func (r *bulkRun) runBatch(ctx context.Context, idx []int) {
 	pending := append([]int(nil), idx...)
 	for len(pending) > 0 {
-		results, err := r.send(ctx, pending)
+		acts := r.gather(pending)
+		results, err := r.send(ctx, acts, pending)
+		if err != nil && errors.Is(err, ErrUnknownOutcome) && ctx.Err() != nil {
+			// The context ended after the transaction left: the backend
+			// could not read it back, so do it here, on a context of our
+			// own.
+			results, err = r.settleDetached(ctx, acts, err)
+		}
 		if err == nil {
 			for k, i := range pending {
 				var etag ETag
@@ -59,6 +70,12 @@ func (r *bulkRun) runBatch(ctx context.Context, idx []int) {
 					etag = results[k].ETag
 				}
 				r.succeed(i, etag)
+			}
+			return
+		}
+		if errors.Is(err, ErrUnknownOutcome) {
+			for _, i := range pending {
+				r.unknown(i, positional(err))
 			}
 			return
 		}
@@ -82,28 +99,52 @@ func (r *bulkRun) runBatch(ctx context.Context, idx []int) {
 	}
 }
 
+// resolveTimeout bounds the read-back of a transaction whose context ended
+// after it was sent.
+const resolveTimeout = 10 * time.Second
+
+// settleDetached resolves a transaction after its context ended.
+func (r *bulkRun) settleDetached(ctx context.Context, acts []Action, cause error) ([]ActionResult, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	results, err := Settle(rctx, r.table, acts, cause)
+	if err != nil && !errors.Is(err, ErrUnknownOutcome) {
+		// Not applied: it failed because the context ended.
+		return nil, context.Cause(ctx)
+	}
+	return results, err
+}
+
+// gather returns the actions at input positions idx.
+func (r *bulkRun) gather(idx []int) []Action {
+	acts := make([]Action, len(idx))
+	for k, i := range idx {
+		acts[k] = r.actions[i]
+	}
+	return acts
+}
+
 // culprit returns the index of the action a transaction failed on, or -1
 // when the failure is the whole transaction's (no index, a transient
 // fault, the context).
 func culprit(err error, n int) int {
 	var se *Error
-	if !errors.As(err, &se) || errors.Is(err, ErrTransient) || se.Index < 0 || se.Index >= n {
+	if !errors.As(err, &se) || se.Unknown || errors.Is(err, ErrTransient) || se.Index < 0 || se.Index >= n {
 		return -1
 	}
 	return se.Index
 }
 
-// send sends the actions at positions idx as one transaction, retrying
-// transient failures with exponential backoff.
-func (r *bulkRun) send(ctx context.Context, idx []int) ([]ActionResult, error) {
-	acts := make([]Action, len(idx))
-	for k, i := range idx {
-		acts[k] = r.actions[i]
-	}
+// send sends acts as one transaction. It sends again, with exponential
+// backoff, while the failure left nothing applied (ErrTransient), and
+// while the answer is lost if the transaction is idempotent; anything
+// else is returned.
+func (r *bulkRun) send(ctx context.Context, acts []Action, idx []int) ([]ActionResult, error) {
 	wait := r.opts.Backoff
+	idempotent := Idempotent(acts)
 	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
 		}
 		for _, i := range idx {
 			r.outcomes[i].Attempts++
@@ -112,14 +153,15 @@ func (r *bulkRun) send(ctx context.Context, idx []int) ([]ActionResult, error) {
 		if err == nil {
 			return results, nil
 		}
-		if !errors.Is(err, ErrTransient) || attempt >= r.opts.MaxAttempts {
-			if cerr := ctx.Err(); cerr != nil && errors.Is(err, ErrTransient) {
-				return nil, cerr
-			}
+		again := errors.Is(err, ErrTransient) || (idempotent && errors.Is(err, ErrUnknownOutcome))
+		if !again || attempt >= r.opts.MaxAttempts {
 			return nil, err
 		}
-		if err := r.opts.Sleep(ctx, wait); err != nil {
-			return nil, err
+		if serr := r.opts.Sleep(ctx, wait); serr != nil {
+			if errors.Is(err, ErrUnknownOutcome) {
+				return nil, err
+			}
+			return nil, context.Cause(ctx)
 		}
 		wait = min(2*wait, r.opts.MaxBackoff)
 	}

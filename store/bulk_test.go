@@ -539,7 +539,7 @@ func TestBulkLateCancelIsNotTheCause(t *testing.T) {
 	}}
 	_, err := store.NewBulkWriter(f, store.BulkOptions{}).Write(ctx, []store.Action{insert("p", "a", nil)})
 	var be *store.BulkError
-	if !errors.As(err, &be) || be.Ctx != nil || errors.Is(err, context.Canceled) || !errors.Is(err, store.ErrNotFound) {
+	if !errors.As(err, &be) || be.Stopped != nil || errors.Is(err, context.Canceled) || !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("error %v: want TableNotFound, not a cancellation", err)
 	}
 }

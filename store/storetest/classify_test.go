@@ -8,8 +8,11 @@ import (
 
 // TestTransientCodes_Throttled proves the throughput and transient-fault
 // rows of the reference table, which no backend can be made to produce on
-// demand: the service's ServerBusy (503), OperationTimedOut (500) and
-// InternalError (500) classify as store.ErrThrottled and as nothing else.
+// demand: the service's ServerBusy (503) classifies as store.ErrThrottled
+// and store.ErrTransient, OperationTimedOut (500) and InternalError (500)
+// as store.ErrTransient only (as a read's answer; a write answered so has
+// Unknown set and matches store.ErrUnknownOutcome instead), and as
+// nothing else.
 func TestTransientCodes_Throttled(t *testing.T) {
 	for _, c := range []struct {
 		code   string
