@@ -16,6 +16,7 @@ package azstore
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -103,24 +104,44 @@ func defaultRetry(r policy.RetryOptions) policy.RetryOptions {
 
 // refusedOnly retries a request only when the service certainly did not
 // act on it: a 503 ServerBusy (throttled before any work) or a connection
-// that was never established. A lost response, a 500 OperationTimedOut or
-// a reset connection may hide a write that was applied, so those are
-// returned to the caller instead of replayed.
+// that was never established (and might be, soon). A lost response, a 500
+// OperationTimedOut or a reset connection may hide a write that was
+// applied, so those are returned to the caller instead of replayed.
 func refusedOnly(resp *http.Response, err error) bool {
 	if err != nil {
-		return isDialError(err)
+		return isDialError(err) && !permanentDialError(err)
 	}
 	return resp.StatusCode == http.StatusServiceUnavailable
 }
 
+// retryable is the retry rule of requests that are safe to repeat: the
+// configured statuses, and transport errors other than a refused
+// connection or an unknown host, which fail fast instead of after the
+// whole backoff schedule.
+func retryable(statuses []int) func(*http.Response, error) bool {
+	return func(resp *http.Response, err error) bool {
+		if err != nil {
+			return !permanentDialError(err)
+		}
+		return slices.Contains(statuses, resp.StatusCode)
+	}
+}
+
 func clientOptions(o *Options) azcore.ClientOptions {
 	var co azcore.ClientOptions
+	var next policy.Transporter = defaultHTTPClient()
 	if o != nil {
-		co.Transport = o.Transport
+		if o.Transport != nil {
+			next = o.Transport
+		}
 		co.Retry = o.Retry
 		co.InsecureAllowCredentialWithHTTP = o.InsecureAllowCredentialWithHTTP
 	}
+	co.Transport = transport{next: next}
 	co.Retry = defaultRetry(co.Retry)
+	if co.Retry.ShouldRetry == nil {
+		co.Retry.ShouldRetry = retryable(co.Retry.StatusCodes)
+	}
 	return co
 }
 
@@ -143,7 +164,7 @@ func newStore(o *Options) *Store {
 	wr.ShouldRetry = refusedOnly
 	fr.ShouldRetry = func(resp *http.Response, err error) bool {
 		if err != nil {
-			return true
+			return !permanentDialError(err)
 		}
 		switch resp.StatusCode {
 		case http.StatusRequestTimeout, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -165,8 +186,8 @@ var errNoCredential = errors.New("azstore: credential is nil")
 // NewWithSharedKey returns a store authenticated with the account's
 // shared key. The key never appears in an error or a log.
 func NewWithSharedKey(accountName, accountKey string, urls Endpoints, opts *Options) (*Store, error) {
-	if accountName == "" {
-		return nil, errors.New("azstore: account name is empty")
+	if err := validAccountName(accountName); err != nil {
+		return nil, err
 	}
 	s := newStore(opts)
 	co := clientOptions(opts)
@@ -258,6 +279,24 @@ func NewFromSASURL(urls Endpoints, opts *Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// validAccountName checks a storage account name: 3 to 24 lowercase
+// letters and digits, as Azure requires. The name is not echoed: a name
+// and key swapped by mistake would otherwise print the key.
+func validAccountName(name string) error {
+	if name == "" {
+		return errors.New("azstore: the account name is empty")
+	}
+	ok := len(name) >= 3 && len(name) <= 24
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+	}
+	if !ok {
+		return errors.New("azstore: the account name (AccountName) is not a storage account name: it must be 3 to 24 lowercase letters and digits (the value is not shown: it may be a key given in the wrong place)")
+	}
+	return nil
 }
 
 // endpointErr describes a bad endpoint without echoing the URL, which may

@@ -34,6 +34,10 @@ var transactionTypes = [...]aztables.TransactionType{
 // refused it outright (503 or no connection): a replay after a lost
 // response could fail on the transaction's own inserts.
 func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := h.ready(); err != nil {
 		return nil, err
 	}
@@ -78,35 +82,51 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 		_, err := h.cl().SubmitTransaction(runtime.WithCaptureResponse(h.s.once(kctx), &raw), tas, nil)
 		return err
 	}
-	err := submit()
+	err = submit()
 	if h.recase(ctx, err) {
 		err = submit()
 	}
 	what := "transaction on " + quote(h.name)
+	results, err := h.transactResult(ctx, raw, err, what, actions)
+	if err != nil {
+		return h.settle(ctx, actions, err)
+	}
+	return results, nil
+}
+
+// transactResult reads the answer to a transaction: the ETags of its
+// actions, or the failing action's error. An answer that was cut short or
+// cannot be read leaves the outcome unknown (a 202 means the service
+// processed the batch).
+func (h *tableHandle) transactResult(ctx context.Context, raw *http.Response, err error, what string, actions []store.Action) ([]store.ActionResult, error) {
 	if raw == nil || raw.StatusCode != http.StatusAccepted {
 		if err == nil {
-			err = errors.New("no changeset response")
+			return nil, decodeErr(errors.New("no changeset response"), what, true)
 		}
-		return nil, mapErr(err, what)
+		return nil, classify(ctx, err, what, true)
 	}
 	body, perr := runtime.Payload(raw)
 	if perr != nil {
-		return nil, mapErr(perr, what)
+		return nil, decodeErr(perr, what, true)
 	}
 	parts, perr := parseChangeset(raw.Header.Get("Content-Type"), body)
 	if perr != nil {
-		return nil, decodeErr(perr, what)
+		return nil, decodeErr(perr, what, true)
 	}
 	for _, p := range parts {
 		if p.status >= 400 {
-			return nil, nameAction(p.failure(what, len(actions)), actions)
+			fail := nameAction(p.failure(what, len(actions)), actions)
+			if store.AmbiguousStatus(fail.Status) {
+				fail.Unknown = true
+			}
+			return nil, fail
 		}
 	}
 	if err != nil {
-		return nil, mapErr(err, what)
+		return nil, classify(ctx, err, what, true)
 	}
 	if len(parts) != len(actions) {
-		return nil, decodeErr(errors.New("the changeset response has "+strconv.Itoa(len(parts))+" parts for "+strconv.Itoa(len(actions))+" actions"), what)
+		return nil, decodeErr(errors.New("the changeset response has "+strconv.Itoa(len(parts))+" parts for "+strconv.Itoa(len(actions))+" actions"), what, true)
 	}
 	results := make([]store.ActionResult, len(actions))
 	for i, p := range parts {

@@ -57,11 +57,15 @@ func (h *containerHandle) what(op, name string) string {
 
 // Create implements store.Container; an existing container is not an error.
 func (h *containerHandle) Create(ctx context.Context) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err := h.client.Create(ctx, nil)
-	err = mapErr(err, "create container "+quote(h.name))
+	_, err = h.client.Create(ctx, nil)
+	err = classify(ctx, err, "create container "+quote(h.name), true)
 	if store.Code(err) == store.CodeContainerAlreadyExists {
 		return nil
 	}
@@ -70,16 +74,24 @@ func (h *containerHandle) Create(ctx context.Context) error {
 
 // Delete implements store.Container.
 func (h *containerHandle) Delete(ctx context.Context) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err := h.client.Delete(h.s.once(ctx), nil)
-	return mapErr(err, "delete container "+quote(h.name))
+	_, err = h.client.Delete(h.s.once(ctx), nil)
+	return classify(ctx, err, "delete container "+quote(h.name), true)
 }
 
 // Put implements store.Container. A conditional put is retried only when
 // refused outright; an unconditional one is idempotent and retried.
 func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opts *store.BlobPutOptions) (store.BlobProps, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return store.BlobProps{}, err
+	}
 	if err := h.readyBlob(name); err != nil {
 		return store.BlobProps{}, err
 	}
@@ -100,7 +112,7 @@ func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opt
 	}
 	resp, err := h.client.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), o)
 	if err != nil {
-		return store.BlobProps{}, mapErr(err, h.what("put", name))
+		return store.BlobProps{}, classify(ctx, err, h.what("put", name), true)
 	}
 	p := store.BlobProps{Name: name, Size: int64(len(data))}
 	if resp.ETag != nil {
@@ -112,12 +124,16 @@ func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opt
 
 // Get implements store.Container.
 func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.BlobProps, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, store.BlobProps{}, err
+	}
 	if err := h.readyBlob(name); err != nil {
 		return nil, store.BlobProps{}, err
 	}
 	resp, err := h.client.NewBlobClient(name).DownloadStream(ctx, nil)
 	if err != nil {
-		return nil, store.BlobProps{}, mapErr(err, h.what("get", name))
+		return nil, store.BlobProps{}, classify(ctx, err, h.what("get", name), false)
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
@@ -125,7 +141,7 @@ func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.B
 		buf.Grow(int(*resp.ContentLength))
 	}
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return nil, store.BlobProps{}, mapErr(err, h.what("get", name))
+		return nil, store.BlobProps{}, classify(ctx, err, h.what("get", name), false)
 	}
 	p := store.BlobProps{Name: name, Size: int64(buf.Len()), LastModified: derefTime(resp.LastModified)}
 	if resp.ETag != nil {
@@ -136,6 +152,10 @@ func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.B
 
 // DeleteBlob implements store.Container.
 func (h *containerHandle) DeleteBlob(ctx context.Context, name string, ifMatch store.ETag) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := h.readyBlob(name); err != nil {
 		return err
 	}
@@ -147,13 +167,17 @@ func (h *containerHandle) DeleteBlob(ctx context.Context, name string, ifMatch s
 		o = &blob.DeleteOptions{AccessConditions: &blob.AccessConditions{
 			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(ifMatch))}}}
 	}
-	_, err := h.client.NewBlobClient(name).Delete(h.s.once(ctx), o)
-	return mapErr(err, h.what("delete", name))
+	_, err = h.client.NewBlobClient(name).Delete(h.s.once(ctx), o)
+	return classify(ctx, err, h.what("delete", name), true)
 }
 
 // List implements store.Container: one page in name order. The marker is
 // the service's own NextMarker.
 func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) (store.BlobPage, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return store.BlobPage{}, err
+	}
 	if err := h.ready(); err != nil {
 		return store.BlobPage{}, err
 	}
@@ -170,7 +194,7 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 	}
 	resp, err := h.client.NewListBlobsFlatPager(lo).NextPage(ctx)
 	if err != nil {
-		return store.BlobPage{}, mapErr(err, "list container "+quote(h.name))
+		return store.BlobPage{}, classify(ctx, err, "list container "+quote(h.name), false)
 	}
 	var page store.BlobPage
 	if resp.Segment != nil {

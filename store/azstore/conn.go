@@ -63,6 +63,11 @@ func parseConnString(s string) (connString, error) {
 	}
 	c.account = settings["accountname"]
 	c.key = settings["accountkey"]
+	if c.account != "" {
+		if err := validAccountName(c.account); err != nil {
+			return c, err
+		}
+	}
 	if c.key != "" && c.account == "" {
 		return c, fmt.Errorf("azstore: connection string has an AccountKey but no AccountName")
 	}

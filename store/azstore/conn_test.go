@@ -65,7 +65,11 @@ func TestConnStringErrorsNameTheSettingNotTheKey(t *testing.T) {
 		{"AccountName=acct", "neither AccountKey nor SharedAccessSignature"},
 		{"EndpointSuffix=x;DefaultEndpointsProtocol=https", "neither AccountName"},
 		{"UseDevelopmentStorage=false;AccountKey=" + secretKey, "UseDevelopmentStorage must be true"},
-		{"DefaultEndpointsProtocol=ftp;AccountName=a;AccountKey=" + secretKey, "must be https or http"},
+		{"DefaultEndpointsProtocol=ftp;AccountName=acct;AccountKey=" + secretKey, "must be https or http"},
+		// A name and key swapped: the name is refused without being shown.
+		{"AccountName=" + secretKey + ";AccountKey=acct", "AccountName"},
+		{"AccountName=Acct;AccountKey=" + secretKey, "3 to 24 lowercase letters and digits"},
+		{"AccountName=ab;AccountKey=" + secretKey, "3 to 24 lowercase letters and digits"},
 	}
 	for _, tc := range cases {
 		_, err := NewFromConnectionString(tc.in, nil)
@@ -78,9 +82,21 @@ func TestConnStringErrorsNameTheSettingNotTheKey(t *testing.T) {
 		}
 	}
 	// A key that is not base64 is refused without echoing it.
-	_, err := NewFromConnectionString("AccountName=a;AccountKey=not*base64*secret", nil)
+	_, err := NewFromConnectionString("AccountName=acct;AccountKey=not*base64*secret", nil)
 	if err == nil || strings.Contains(err.Error(), "not*base64*secret") || !strings.Contains(err.Error(), "base64") {
 		t.Errorf("bad key: error = %v", err)
+	}
+}
+
+// TestSharedKeyAccountNameChecked: NewWithSharedKey refuses a name that
+// is no account name, naming the setting and never the value.
+func TestSharedKeyAccountNameChecked(t *testing.T) {
+	_, err := NewWithSharedKey(secretKey, "acct", AccountEndpoints("acct"), nil)
+	if err == nil || strings.Contains(err.Error(), secretKey) || strings.Contains(err.Error(), "c2VjcmV0") || !strings.Contains(err.Error(), "account name") {
+		t.Fatalf("swapped name and key: %v", err)
+	}
+	if _, err := NewWithSharedKey("devstoreaccount1", devAccountKey, Endpoints{Table: "http://127.0.0.1:10002/devstoreaccount1"}, nil); err != nil {
+		t.Fatalf("the development account: %v", err)
 	}
 }
 

@@ -101,11 +101,33 @@ func codeForStatus(status int) string {
 	return ""
 }
 
-// mapErr turns an SDK error into a *store.Error: an azcore.ResponseError
-// keeps the service's code and status, a context error becomes
-// OperationTimedOut (as memstore reports it), and a transport failure is
-// wrapped with its URL removed. what names the operation and its target.
-func mapErr(err error, what string) error {
+// begin is how every store method starts: a nil context is refused, a
+// done one fails before anything is sent, and the context handed to the
+// SDK carries the record of whether a request got a connection (track),
+// which classify reads.
+func begin(ctx context.Context) (context.Context, error) {
+	if err := store.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	ctx, _ = track(ctx)
+	return ctx, nil
+}
+
+// classify turns the error of one call into a *store.Error by what is
+// known about it. ctx is the context the call was made with (begin's);
+// write says whether the request changes data, so that an answer that
+// never came leaves its outcome unknown. what names the operation and its
+// target.
+//
+//   - the service answered: its code and status; a 500, 502 or 504 to a
+//     write is Unknown (it may have been applied);
+//   - no request got a connection (refused, unreachable, DNS):
+//     CodeConnectionFailed, nothing was applied;
+//   - the caller's context ended: CodeCanceled or CodeDeadlineExceeded
+//     wrapping the context's error, Unknown for a write that had left;
+//   - a request left and no readable answer came (reset, EOF, a per-try
+//     timeout): CodeResponseLost, Unknown for a write.
+func classify(ctx context.Context, err error, what string, write bool) error {
 	if err == nil {
 		return nil
 	}
@@ -115,46 +137,68 @@ func mapErr(err error, what string) error {
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		code, msg := "", ""
-		if re.RawResponse != nil {
-			if body, berr := runtime.Payload(re.RawResponse); berr == nil {
-				code, msg = parseServiceError(body)
-			}
-		}
-		if re.ErrorCode != "" {
-			code = re.ErrorCode
-		}
-		if code == "" {
-			code = codeForStatus(re.StatusCode)
-		}
-		text := what + ": the service answered " + http.StatusText(re.StatusCode)
-		if msg != "" {
-			text += ": " + msg
-		}
-		return &store.Error{Code: code, Status: re.StatusCode, Index: -1, Message: text,
-			Err: &sanitized{msg: "azcore.ResponseError " + code, err: re}}
+		return serviceErr(re, what, write)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &store.Error{Code: store.CodeOperationTimedOut, Status: 500, Index: -1,
-			Message: what + ": context done before the service answered", Err: ctxCause(err)}
+	connected := true // without a record, assume the worst: it may have left
+	if a := attemptOf(ctx); a != nil {
+		connected = a.connected.Load()
+	} else if isDialError(err) {
+		connected = false
 	}
-	return &store.Error{Code: "", Status: 0, Index: -1,
-		Message: what + ": no answer from the service (the request may or may not have been applied)",
-		Err:     &sanitized{msg: redactURLs(err.Error()), err: err}}
+	if ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return store.ContextError(ctx.Err(), connected, write, what)
+	}
+	cause := &sanitized{msg: redactURLs(err.Error()), err: err}
+	if !connected {
+		return &store.Error{Code: store.CodeConnectionFailed, Index: -1, Source: store.SourceTransport, Err: cause,
+			Message: what + ": could not connect to the service: the request was not sent, nothing was applied"}
+	}
+	return lost(what, write, cause)
 }
 
-func ctxCause(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return context.DeadlineExceeded
+// lost reports a request that left and got no readable answer.
+func lost(what string, write bool, cause error) *store.Error {
+	msg := what + ": no answer from the service"
+	if write {
+		msg += " (the request was sent: it may have been applied)"
 	}
-	return context.Canceled
+	return &store.Error{Code: store.CodeResponseLost, Index: -1, Source: store.SourceTransport, Unknown: write, Message: msg, Err: cause}
 }
+
+// serviceErr maps an answer of the service.
+func serviceErr(re *azcore.ResponseError, what string, write bool) *store.Error {
+	code, msg := "", ""
+	if re.RawResponse != nil {
+		if body, berr := runtime.Payload(re.RawResponse); berr == nil {
+			code, msg = parseServiceError(body)
+		}
+	}
+	if re.ErrorCode != "" {
+		code = re.ErrorCode
+	}
+	if code == "" {
+		code = codeForStatus(re.StatusCode)
+	}
+	text := what + ": the service answered " + http.StatusText(re.StatusCode)
+	if msg != "" {
+		text += ": " + msg
+	}
+	unknown := write && store.AmbiguousStatus(re.StatusCode)
+	if unknown {
+		text += " (it may have been applied)"
+	}
+	return &store.Error{Code: code, Status: re.StatusCode, Index: -1, Message: text, Unknown: unknown,
+		Err: &sanitized{msg: "azcore.ResponseError " + code, err: re}}
+}
+
+// mapErr classifies the error of a read made without begin's context.
+func mapErr(err error, what string) error { return classify(nil, err, what, false) }
 
 // redactURLs strips the query of every URL in s (a SAS lives there).
 func redactURLs(s string) string {
 	fields := strings.Fields(s)
 	for i, f := range fields {
-		trimmed := strings.Trim(f, `"'`)
+		trimmed := strings.TrimRight(strings.TrimLeft(f, `"'(`), `"'):,;`)
 		if strings.HasPrefix(trimmed, "http://") || strings.HasPrefix(trimmed, "https://") {
 			if u, err := url.Parse(trimmed); err == nil && u.RawQuery != "" {
 				u.RawQuery = "REDACTED"

@@ -49,6 +49,10 @@ func decodeEntityToken(tok string) (npk, nrk string, err error) {
 // the entity lacks is absent from Properties, as on memstore (Azure sends
 // it as null).
 func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return store.Page{}, err
+	}
 	if err := h.ready(); err != nil {
 		return store.Page{}, err
 	}
@@ -93,7 +97,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		resp, body, err = h.fetch(ctx, opts)
 	}
 	if err != nil {
-		return store.Page{}, mapErr(err, "query "+quote(h.name))
+		return store.Page{}, classify(ctx, err, "query "+quote(h.name), false)
 	}
 	var page store.Page
 	err = wire.EachEntity(body, func(obj []byte) error {
@@ -109,7 +113,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		return nil
 	})
 	if err != nil {
-		return store.Page{}, decodeErr(err, "query "+quote(h.name))
+		return store.Page{}, decodeErr(err, "query "+quote(h.name), false)
 	}
 	if resp.NextPartitionKey != nil && *resp.NextPartitionKey != "" {
 		nrk := ""

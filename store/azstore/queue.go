@@ -41,11 +41,15 @@ func (h *queueHandle) ready() error {
 
 // Create implements store.Queue; an existing queue is not an error.
 func (h *queueHandle) Create(ctx context.Context) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err := h.client.Create(ctx, nil)
-	err = mapErr(err, "create queue "+quote(h.name))
+	_, err = h.client.Create(ctx, nil)
+	err = classify(ctx, err, "create queue "+quote(h.name), true)
 	if store.Code(err) == store.CodeQueueAlreadyExists {
 		return nil
 	}
@@ -54,11 +58,15 @@ func (h *queueHandle) Create(ctx context.Context) error {
 
 // Delete implements store.Queue.
 func (h *queueHandle) Delete(ctx context.Context) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err := h.client.Delete(h.s.once(ctx), nil)
-	return mapErr(err, "delete queue "+quote(h.name))
+	_, err = h.client.Delete(h.s.once(ctx), nil)
+	return classify(ctx, err, "delete queue "+quote(h.name), true)
 }
 
 // encodeBody checks a body and returns the message text it travels as
@@ -82,6 +90,10 @@ func seconds(d time.Duration) *int32 { return to.Ptr(int32(d / time.Second)) }
 // Put implements store.Queue. A put is retried only when refused outright:
 // a replay after a lost response would enqueue the message twice.
 func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptions) (store.Message, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return store.Message{}, err
+	}
 	if err := h.ready(); err != nil {
 		return store.Message{}, err
 	}
@@ -99,7 +111,7 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	}
 	resp, err := h.client.EnqueueMessage(h.s.once(ctx), text, o)
 	if err != nil {
-		return store.Message{}, mapErr(err, "put to queue "+quote(h.name))
+		return store.Message{}, classify(ctx, err, "put to queue "+quote(h.name), true)
 	}
 	var m store.Message
 	if len(resp.Messages) > 0 && resp.Messages[0] != nil {
@@ -113,6 +125,10 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 
 // Get implements store.Queue.
 func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) ([]store.Message, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := h.ready(); err != nil {
 		return nil, err
 	}
@@ -125,7 +141,7 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 	resp, err := h.client.DequeueMessages(h.s.once(ctx), &azqueue.DequeueMessagesOptions{
 		NumberOfMessages: to.Ptr(int32(n)), VisibilityTimeout: seconds(visibility)})
 	if err != nil {
-		return nil, mapErr(err, "get from queue "+quote(h.name))
+		return nil, classify(ctx, err, "get from queue "+quote(h.name), true)
 	}
 	out := make([]store.Message, 0, len(resp.Messages))
 	for _, d := range resp.Messages {
@@ -145,6 +161,10 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 
 // Peek implements store.Queue.
 func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := h.ready(); err != nil {
 		return nil, err
 	}
@@ -153,7 +173,7 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 	}
 	resp, err := h.client.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(n))})
 	if err != nil {
-		return nil, mapErr(err, "peek at queue "+quote(h.name))
+		return nil, classify(ctx, err, "peek at queue "+quote(h.name), false)
 	}
 	out := make([]store.Message, 0, len(resp.Messages))
 	for _, p := range resp.Messages {
@@ -172,6 +192,10 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 
 // Update implements store.Queue.
 func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []byte, visibility time.Duration) (store.Message, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return store.Message{}, err
+	}
 	if err := h.ready(); err != nil {
 		return store.Message{}, err
 	}
@@ -193,18 +217,22 @@ func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []
 	}
 	resp, err := h.client.UpdateMessage(h.s.once(ctx), id, popReceipt, content, o)
 	if err != nil {
-		return store.Message{}, mapErr(err, "update message "+quote(id)+" of queue "+quote(h.name))
+		return store.Message{}, classify(ctx, err, "update message "+quote(id)+" of queue "+quote(h.name), true)
 	}
 	return store.Message{ID: id, PopReceipt: deref(resp.PopReceipt), NextVisible: derefTime(resp.TimeNextVisible), Body: body}, nil
 }
 
 // DeleteMessage implements store.Queue.
 func (h *queueHandle) DeleteMessage(ctx context.Context, id, popReceipt string) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err := h.client.DeleteMessage(h.s.once(ctx), id, popReceipt, nil)
-	return mapErr(err, "delete message "+quote(id)+" of queue "+quote(h.name))
+	_, err = h.client.DeleteMessage(h.s.once(ctx), id, popReceipt, nil)
+	return classify(ctx, err, "delete message "+quote(id)+" of queue "+quote(h.name), true)
 }
 
 func deref(s *string) string {

@@ -2,6 +2,7 @@ package azstore
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 
@@ -66,6 +67,10 @@ func (h *tableHandle) what(op string, pk, rk string) string {
 // Get implements store.Table. The service's point read has no $select, so
 // a projection is applied to the entity read.
 func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOptions) (store.Entity, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return store.Entity{}, err
+	}
 	if err := h.ready(); err != nil {
 		return store.Entity{}, err
 	}
@@ -88,17 +93,17 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 		resp, err = get()
 	}
 	if err != nil {
-		return store.Entity{}, mapErr(err, h.what("get from", pk, rk))
+		return store.Entity{}, classify(ctx, err, h.what("get from", pk, rk), false)
 	}
 	// Decode the service's own bytes: aztables re-marshals the entity
 	// through map[string]any, which turns a whole Double 1.0 into 1.
 	body, err := runtime.Payload(raw)
 	if err != nil {
-		return store.Entity{}, mapErr(err, h.what("get from", pk, rk))
+		return store.Entity{}, classify(ctx, err, h.what("get from", pk, rk), false)
 	}
 	e, err := wire.DecodeEntity(body)
 	if err != nil {
-		return store.Entity{}, decodeErr(err, h.what("get from", pk, rk))
+		return store.Entity{}, decodeErr(err, h.what("get from", pk, rk), false)
 	}
 	if resp.ETag != "" {
 		e.ETag = store.ETag(resp.ETag)
@@ -107,10 +112,34 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	return e, nil
 }
 
-// decodeErr reports a response the wire codec could not read.
-func decodeErr(err error, what string) error {
-	return &store.Error{Code: store.CodeInternalError, Status: 500, Index: -1,
-		Message: what + ": unreadable response", Err: err}
+// decodeErr reports an answer that could not be read (cut short, or
+// garbled): as a lost answer, Unknown for a write.
+func decodeErr(err error, what string, write bool) error {
+	e := lost(what, write, err)
+	e.Message = what + ": the service's answer could not be read"
+	if write {
+		e.Message += " (it may have been applied)"
+	}
+	return e
+}
+
+// settle resolves a write whose outcome classify found unknown by reading
+// its rows back (store.Settle); other errors pass through. A caller's
+// context that ended leaves the outcome unknown: it said to stop.
+func (h *tableHandle) settle(ctx context.Context, actions []store.Action, err error) ([]store.ActionResult, error) {
+	if !errors.Is(err, store.ErrUnknownOutcome) || ctx.Err() != nil {
+		return nil, err
+	}
+	return store.Settle(ctx, h, actions, err)
+}
+
+// settleOne is settle for a single write: the ETag it left.
+func (h *tableHandle) settleOne(ctx context.Context, a store.Action, err error) (store.ETag, error) {
+	res, err := h.settle(ctx, []store.Action{a}, err)
+	if err != nil || len(res) == 0 {
+		return "", err
+	}
+	return res[0].ETag, nil
 }
 
 // project keeps only the selected properties (keys, Timestamp and ETag
@@ -144,6 +173,10 @@ func encode(e *store.Entity) ([]byte, error) {
 // Insert implements store.Table. An insert is not idempotent: it is
 // retried only when the service refused it outright (see docs/azure.md).
 func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return "", err
+	}
 	if err := h.ready(); err != nil {
 		return "", err
 	}
@@ -162,7 +195,8 @@ func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, e
 		resp, err = add()
 	}
 	if err != nil {
-		return "", mapErr(err, h.what("insert into", e.PartitionKey, e.RowKey))
+		err = classify(ctx, err, h.what("insert into", e.PartitionKey, e.RowKey), true)
+		return h.settleOne(ctx, store.Action{Kind: store.ActionInsert, Entity: e}, err)
 	}
 	return store.ETag(resp.ETag), nil
 }
@@ -171,6 +205,10 @@ func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, e
 // retried only when refused outright: a replay after a lost response
 // would fail its own condition.
 func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return "", err
+	}
 	if err := h.ready(); err != nil {
 		return "", err
 	}
@@ -180,11 +218,11 @@ func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.Upd
 	if err := store.ValidateETag(ifMatch); err != nil {
 		return "", err
 	}
+	kind := store.ActionUpdateMerge
+	if mode == store.Replace {
+		kind = store.ActionUpdateReplace
+	}
 	if !pathSafe(h.name, e.PartitionKey, e.RowKey) {
-		kind := store.ActionUpdateMerge
-		if mode == store.Replace {
-			kind = store.ActionUpdateReplace
-		}
 		return h.writeByTransaction(ctx, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch})
 	}
 	kctx, body, err := encodeKeyed(ctx, &e)
@@ -205,7 +243,8 @@ func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.Upd
 		resp, err = update()
 	}
 	if err != nil {
-		return "", mapErr(err, h.what("update", e.PartitionKey, e.RowKey))
+		err = classify(ctx, err, h.what("update", e.PartitionKey, e.RowKey), true)
+		return h.settleOne(ctx, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch}, err)
 	}
 	return store.ETag(resp.ETag), nil
 }
@@ -219,17 +258,21 @@ func updateMode(m store.UpdateMode) aztables.UpdateMode {
 
 // Upsert implements store.Table. Upserts are idempotent and retried.
 func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.UpdateMode) (store.ETag, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return "", err
+	}
 	if err := h.ready(); err != nil {
 		return "", err
 	}
 	if err := store.ValidateEntity(&e); err != nil {
 		return "", err
 	}
+	kind := store.ActionUpsertMerge
+	if mode == store.Replace {
+		kind = store.ActionUpsertReplace
+	}
 	if !pathSafe(h.name, e.PartitionKey, e.RowKey) {
-		kind := store.ActionUpsertMerge
-		if mode == store.Replace {
-			kind = store.ActionUpsertReplace
-		}
 		return h.writeByTransaction(ctx, store.Action{Kind: kind, Entity: e})
 	}
 	kctx, body, err := encodeKeyed(ctx, &e)
@@ -244,7 +287,8 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 		resp, err = upsert()
 	}
 	if err != nil {
-		return "", mapErr(err, h.what("upsert into", e.PartitionKey, e.RowKey))
+		err = classify(ctx, err, h.what("upsert into", e.PartitionKey, e.RowKey), true)
+		return h.settleOne(ctx, store.Action{Kind: kind, Entity: e}, err)
 	}
 	return store.ETag(resp.ETag), nil
 }
@@ -252,6 +296,10 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 // Delete implements store.Table. A delete is retried only when refused
 // outright: a replay after a lost response would report ResourceNotFound.
 func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.ETag) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := h.ready(); err != nil {
 		return err
 	}
@@ -270,11 +318,15 @@ func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.E
 		_, err := h.cl().DeleteEntity(h.s.once(kctx), kpk, rk, &aztables.DeleteEntityOptions{IfMatch: to.Ptr(azcore.ETag(ifMatch))})
 		return err
 	}
-	err := del()
+	err = del()
 	if h.recase(ctx, err) {
 		err = del()
 	}
-	return mapErr(err, h.what("delete from", pk, rk))
+	if err != nil {
+		err = classify(ctx, err, h.what("delete from", pk, rk), true)
+		_, err = h.settleOne(ctx, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch}, err)
+	}
+	return err
 }
 
 // keyCtx substitutes the empty-PartitionKey placeholder (see policy.go).

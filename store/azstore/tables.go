@@ -22,14 +22,18 @@ func (s *Store) once(ctx context.Context) context.Context {
 // service refused it outright: a replay after a lost response would
 // report TableAlreadyExists for the caller's own table.
 func (s *Store) CreateTable(ctx context.Context, name string) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := store.ValidateTableName(name); err != nil {
 		return err
 	}
 	if s.tables == nil {
 		return errNoEndpoint("table")
 	}
-	_, err := s.tables.CreateTable(s.once(ctx), name, nil)
-	return mapErr(err, "create table "+quote(name))
+	_, err = s.tables.CreateTable(s.once(ctx), name, nil)
+	return classify(ctx, err, "create table "+quote(name), true)
 }
 
 // CreateTableIfNotExists implements store.Store.
@@ -43,14 +47,18 @@ func (s *Store) CreateTableIfNotExists(ctx context.Context, name string) (bool, 
 
 // DeleteTable implements store.Store.
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
 	if err := store.ValidateTableName(name); err != nil {
 		return err
 	}
 	if s.tables == nil {
 		return errNoEndpoint("table")
 	}
-	_, err := s.tables.DeleteTable(s.once(ctx), name, nil)
-	return mapErr(err, "delete table "+quote(name))
+	_, err = s.tables.DeleteTable(s.once(ctx), name, nil)
+	return classify(ctx, err, "delete table "+quote(name), true)
 }
 
 const tableTokenPrefix = "azt1."
@@ -58,6 +66,10 @@ const tableTokenPrefix = "azt1."
 // ListTables implements store.Store: one page of table names, through the
 // service's NextTableName continuation wrapped in an opaque token.
 func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (store.TablePage, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return store.TablePage{}, err
+	}
 	if err := store.ValidateTop(opts.Top); err != nil {
 		return store.TablePage{}, err
 	}
@@ -88,7 +100,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 	pager := s.tables.NewListTablesPager(lo)
 	resp, err := pager.NextPage(ctx)
 	if err != nil {
-		return store.TablePage{}, mapErr(err, "list tables")
+		return store.TablePage{}, classify(ctx, err, "list tables", false)
 	}
 	var page store.TablePage
 	for _, t := range resp.Tables {

@@ -1,0 +1,118 @@
+package azstore
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+)
+
+// attempt records what happened to the requests of one call: whether any
+// of them got a connection, after which it may have reached the service.
+// Every store method puts one in the context it hands the SDK (track);
+// the transport fills it in.
+type attempt struct {
+	connected atomic.Bool
+}
+
+type attemptKey struct{}
+
+// track returns ctx carrying a fresh attempt record.
+func track(ctx context.Context) (context.Context, *attempt) {
+	a := &attempt{}
+	return context.WithValue(ctx, attemptKey{}, a), a
+}
+
+// attemptOf returns the record ctx carries, or nil.
+func attemptOf(ctx context.Context) *attempt {
+	if ctx == nil {
+		return nil
+	}
+	a, _ := ctx.Value(attemptKey{}).(*attempt)
+	return a
+}
+
+// transport wraps the HTTP transport every request goes through. It
+//
+//   - notes in the call's attempt record when a request got a connection:
+//     before that the request certainly never left, so a failure then
+//     means "not applied" (CodeConnectionFailed); after it, a failure
+//     leaves a write's outcome unknown;
+//   - returns transport errors with every URL's query removed, so that no
+//     SAS signature reaches azcore's retry and logging policies (which
+//     print the error) or the caller.
+type transport struct {
+	next policy.Transporter
+}
+
+func (t transport) Do(req *http.Request) (*http.Response, error) {
+	if a := attemptOf(req.Context()); a != nil {
+		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.connected.Store(true) }}
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	}
+	resp, err := t.next.Do(req)
+	if err != nil {
+		return resp, redactErr(err)
+	}
+	return resp, nil
+}
+
+// redactedError is a transport error shown with redacted URLs; errors.As
+// and errors.Is still reach the original (*url.Error, *net.OpError,
+// context errors).
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &redactedError{msg: redactURLs(err.Error()), err: err}
+	}
+	msg := redactURLs(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// defaultHTTPClient is the transport azstore uses when Options.Transport
+// is nil: net/http with azcore's usual settings, and enough idle
+// connections per host for the bulk writer's concurrent transactions.
+func defaultHTTPClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+	}}
+}
+
+// permanentDialError reports a connection that cannot succeed on a retry
+// soon: the host refused it, or its name does not resolve. Retrying those
+// only delays the error by the whole backoff schedule.
+func permanentDialError(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) && dns.IsNotFound
+}
