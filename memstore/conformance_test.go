@@ -17,6 +17,7 @@ func TestConformance(t *testing.T) {
 		NewDeleting: func(t *testing.T) store.Store {
 			return memstore.New(memstore.WithTableDeleteDelay(time.Hour))
 		},
+		Faults: faultHarness,
 	})
 }
 

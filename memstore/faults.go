@@ -103,17 +103,26 @@ const idempotentAttempts = 4
 // again; any other is resolved by reading its rows back (store.Settle),
 // never sent twice.
 func (h *tableHandle) send(ctx context.Context, op Operation, actions []store.Action, apply func(*table) ([]store.ActionResult, error)) ([]store.ActionResult, error) {
+	idempotent := store.Idempotent(actions)
+	var unknown error // the first lost answer: a later refusal does not undo it
 	for attempt := 1; ; attempt++ {
 		results, err := h.sendOnce(ctx, op, apply)
-		if !errors.Is(err, store.ErrUnknownOutcome) {
-			return results, err
+		if err == nil {
+			return results, nil
 		}
-		if store.Idempotent(actions) && attempt < idempotentAttempts {
+		if errors.Is(err, store.ErrUnknownOutcome) && unknown == nil {
+			unknown = err
+		}
+		if unknown == nil {
+			return nil, err
+		}
+		again := errors.Is(err, store.ErrUnknownOutcome) || errors.Is(err, store.ErrTransient)
+		if idempotent && again && attempt < idempotentAttempts {
 			continue
 		}
 		// The read-back is what a client does next, with a context of its
 		// own if the caller's is done.
-		return store.Settle(context.WithoutCancel(ctx), h, actions, err)
+		return store.Settle(context.WithoutCancel(ctx), h, actions, unknown)
 	}
 }
 

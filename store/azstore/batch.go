@@ -30,9 +30,10 @@ var transactionTypes = [...]aztables.TransactionType{
 // failing action's code, status and index (from the "index:" prefix the
 // service puts on the message, or the part's Content-ID).
 //
-// A transaction is all or nothing, so it is retried only when the service
-// refused it outright (503 or no connection): a replay after a lost
-// response could fail on the transaction's own inserts.
+// A transaction is all or nothing. One that may have been applied is never
+// sent again unless it is idempotent (store.Idempotent): a replay could
+// fail on its own inserts or undo another writer's work. Its rows are
+// read back instead (store.Settle).
 func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
 	ctx, err := begin(ctx)
 	if err != nil {
@@ -77,9 +78,16 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 		}
 	}
 	var raw *http.Response
+	// A transaction of upserts and If-Match * updates only repeats
+	// harmlessly, so it may be resent after a lost answer; any other is
+	// sent again only when the service certainly did not act on it.
+	sctx := kctx
+	if !store.Idempotent(actions) {
+		sctx = h.s.once(kctx)
+	}
 	submit := func() error {
 		raw = nil
-		_, err := h.cl().SubmitTransaction(runtime.WithCaptureResponse(h.s.once(kctx), &raw), tas, nil)
+		_, err := h.cl().SubmitTransaction(runtime.WithCaptureResponse(sctx, &raw), tas, nil)
 		return err
 	}
 	err = submit()

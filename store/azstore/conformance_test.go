@@ -16,5 +16,8 @@ func TestConformance(t *testing.T) {
 	storetest.RunWith(t, storetest.Harness{
 		New:            func(t *testing.T) store.Store { return newAzuriteStore(t) },
 		ServerKeyUnits: azuriteKeyUnits,
+		// The fault tests go through a fault-injecting proxy on loopback.
+		Faults:    proxiedStore,
+		FaultRuns: 40,
 	})
 }

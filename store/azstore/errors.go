@@ -137,7 +137,13 @@ func classify(ctx context.Context, err error, what string, write bool) error {
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		return serviceErr(re, what, write)
+		e := serviceErr(re, what, write)
+		if a := attemptOf(ctx); write && !e.Unknown && a != nil && a.ambiguous.Load() {
+			// An earlier try of this call may have been applied.
+			e.Unknown = true
+			e.Message += " (after an earlier try went unanswered: it may have been applied)"
+		}
+		return e
 	}
 	connected := true // without a record, assume the worst: it may have left
 	if a := attemptOf(ctx); a != nil {

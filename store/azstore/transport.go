@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/tablekit/tablekit/store"
 )
 
 // attempt records what happened to the requests of one call: whether any
@@ -21,6 +23,11 @@ import (
 // the transport fills it in.
 type attempt struct {
 	connected atomic.Bool
+	// ambiguous is set once a request of the call got no definite answer
+	// (a transport error after connecting, or a 500, 502 or 504): a write
+	// retried after that may have been applied by the earlier try, whatever
+	// the last try answers.
+	ambiguous atomic.Bool
 }
 
 type attemptKey struct{}
@@ -59,6 +66,11 @@ func (t transport) Do(req *http.Request) (*http.Response, error) {
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	}
 	resp, err := t.next.Do(req)
+	if a := attemptOf(req.Context()); a != nil {
+		if (err != nil && a.connected.Load()) || (resp != nil && store.AmbiguousStatus(resp.StatusCode)) {
+			a.ambiguous.Store(true)
+		}
+	}
 	if err != nil {
 		return resp, redactErr(err)
 	}

@@ -49,6 +49,14 @@ type Harness struct {
 	// InvalidInput, and longer still get KeyValueTooLarge as on Azure. Zero
 	// means the server stores every key the service does.
 	ServerKeyUnits int
+
+	// Faults, when set, returns a store whose every request passes through
+	// sched first, which may refuse it, or let it be applied and lose its
+	// answer (see Fault). The fault tests run only when it is set: each
+	// write kind under each fault, and FaultRuns randomized schedules.
+	Faults func(t *testing.T, sched Schedule) store.Store
+	// FaultRuns is how many randomized fault schedules run; 0 means 200.
+	FaultRuns int
 }
 
 // Run runs the whole suite against the stores newStore returns.
@@ -80,6 +88,7 @@ func RunWith(t *testing.T, h Harness) {
 		{"Paging", s.paging},
 		{"Queues", s.queues},
 		{"Blobs", s.blobs},
+		{"Faults", s.faultsTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, g.run)
