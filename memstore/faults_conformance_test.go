@@ -27,4 +27,3 @@ func faultHarness(t *testing.T, sched storetest.Schedule) store.Store {
 		return nil
 	}))
 }
-

@@ -52,4 +52,3 @@ func proxiedStore(t *testing.T, sched storetest.Schedule) store.Store {
 	}
 	return st
 }
-

@@ -45,7 +45,9 @@ func (f Fault) String() string {
 }
 
 // Applied reports whether the service applies a write under f.
-func (f Fault) Applied() bool { return f == FaultNone || f == FaultInternalAfter || f == FaultLostAfter }
+func (f Fault) Applied() bool {
+	return f == FaultNone || f == FaultInternalAfter || f == FaultLostAfter
+}
 
 // Request describes one request to a fault schedule.
 type Request struct {
