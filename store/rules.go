@@ -40,6 +40,12 @@ const (
 	MaxPageSize = 1000
 	// MaxFilterComparisons is the most discrete comparisons in one $filter.
 	MaxFilterComparisons = 15
+	// MaxFilterBytes is the longest $filter, in bytes as it travels
+	// percent-encoded in the request URL. A query's request line must fit
+	// the 16 KiB header limit of the front ends (Azurite, on Node.js,
+	// answers 431 beyond it; HTTP.sys's default is the same size), with
+	// room for the path, the other query options and the headers.
+	MaxFilterBytes = 12 * 1024
 )
 
 // utf16Len counts the UTF-16 code units of s, the unit the service
@@ -297,6 +303,33 @@ func ValidateETag(t ETag) error {
 	body := strings.TrimPrefix(s, "W/")
 	if len(body) < 2 || body[0] != '"' || body[len(body)-1] != '"' || strings.Contains(body[1:len(body)-1], `"`) {
 		return invalid("ETag %s is malformed: want \"*\", \"...\" or W/\"...\"", quoteTrunc(s))
+	}
+	return nil
+}
+
+// FilterBytes is the length of a $filter as it travels in the URL:
+// percent-encoded, a space as "+".
+func FilterBytes(filter string) int {
+	n := 0
+	for i := 0; i < len(filter); i++ {
+		c := filter[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '.', c == '~', c == ' ':
+			n++
+		default:
+			n += 3
+		}
+	}
+	return n
+}
+
+// ValidateFilterLength checks that a $filter fits MaxFilterBytes once
+// percent-encoded.
+func ValidateFilterLength(filter string) error {
+	if n := FilterBytes(filter); n > MaxFilterBytes {
+		return invalid("$filter is %d bytes long percent-encoded (%d characters): the limit is %d bytes, so that the request line fits the service's 16 KiB header limit",
+			n, utf8.RuneCountInString(filter), MaxFilterBytes)
 	}
 	return nil
 }

@@ -91,6 +91,8 @@ func codeForStatus(status int) string {
 		return store.CodeUpdateConditionNotSatisfied
 	case http.StatusRequestEntityTooLarge:
 		return store.CodeRequestBodyTooLarge
+	case http.StatusRequestURITooLong, http.StatusRequestHeaderFieldsTooLarge:
+		return store.CodeInvalidInput
 	case http.StatusServiceUnavailable:
 		return store.CodeServerBusy
 	case http.StatusInternalServerError:

@@ -126,7 +126,22 @@ func ParseQuery(q store.Query) (*Filter, error) {
 	if err := store.ValidateSelect(q.Select); err != nil {
 		return nil, err
 	}
-	return Parse(q.Filter)
+	if err := store.ValidateFilterLength(q.Filter); err != nil {
+		return nil, err
+	}
+	f, err := Parse(q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	// The filter goes out in its canonical form, which can be longer (a
+	// Double written without its exponent): check that too, when it could
+	// matter.
+	if len(q.Filter) > store.MaxFilterBytes/4 {
+		if err := store.ValidateFilterLength(f.String()); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // newFilter compiles a checked tree.

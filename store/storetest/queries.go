@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,6 +112,31 @@ func (s *suite) queries(t *testing.T) {
 			t.Errorf("filter of 15 comparisons returned %d entities, want 1", len(all))
 		}
 		_, err := tbl.Query(t.Context(), store.Query{Filter: cmp(store.MaxFilterComparisons + 1)})
+		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
+	})
+
+	s.run(t, "FilterTooLong_InvalidInput", func(t *testing.T) {
+		_, tbl := s.newTable(t)
+		long := strings.Repeat("x", store.MaxFilterBytes)
+		mustInsert(t, tbl, ent("p", "r", "A", long[:store.MaxFilterBytes-11]))
+		// "A eq '...'" percent-encodes to 11 bytes plus the value's.
+		at := "A eq '" + long[:store.MaxFilterBytes-11] + "'"
+		if n := store.FilterBytes(at); n != store.MaxFilterBytes {
+			t.Fatalf("the edge filter is %d bytes, want %d", n, store.MaxFilterBytes)
+		}
+		all, _ := scanAll(t, tbl, store.Query{Filter: at}, store.MaxPageSize)
+		if len(all) != 1 {
+			t.Errorf("a filter of exactly %d bytes returned %d entities, want 1", store.MaxFilterBytes, len(all))
+		}
+		over := "A eq '" + long[:store.MaxFilterBytes-10] + "'"
+		_, err := tbl.Query(t.Context(), store.Query{Filter: over})
+		if wantErr(t, err, store.CodeInvalidInput, 400, noIndex) {
+			if !strings.Contains(err.Error(), strconv.Itoa(store.MaxFilterBytes)) || store.SourceOf(err) != store.SourceClient {
+				t.Errorf("got %v: want tablekit's own refusal naming the limit", err)
+			}
+		}
+		// A megabyte of filter is refused as quickly, and never sent.
+		_, err = tbl.Query(t.Context(), store.Query{Filter: "A eq '" + strings.Repeat("y", 1<<20) + "'"})
 		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
 	})
 
