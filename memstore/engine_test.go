@@ -162,7 +162,7 @@ func TestContinuationSurvivesConcurrentWrites(t *testing.T) {
 
 func TestBadContinuationToken(t *testing.T) {
 	_, tb := newLoaded(t, nil, 1, 3)
-	for _, tok := range []string{"garbage", "e1.!!!", encodeTableToken("x"), "e1." + "AAAA"} {
+	for _, tok := range []string{"garbage", "tkm1.!!!", encodeTableToken("", "x"), "tkm1." + "AAAA"} {
 		_, err := tb.Query(context.Background(), store.Query{Continuation: tok})
 		var se *store.Error
 		if !errors.As(err, &se) || se.Code != store.CodeInvalidInput || se.Status != 400 {

@@ -22,8 +22,9 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	}
 	var fromPK, fromRK string
 	resume := q.Continuation != ""
+	scope := store.TokenScope(h.name, q.Filter)
 	if resume {
-		if fromPK, fromRK, err = decodeEntityToken(q.Continuation); err != nil {
+		if fromPK, fromRK, err = decodeEntityToken(q.Continuation, scope); err != nil {
 			return store.Page{}, err
 		}
 	}
@@ -67,7 +68,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 					return false
 				}
 				if empty || len(matched) == limit {
-					page.Continuation = encodeEntityToken(r.pk(), r.rk())
+					page.Continuation = encodeEntityToken(scope, r.pk(), r.rk())
 					done = true
 					return false
 				}

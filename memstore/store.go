@@ -172,7 +172,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 	after := ""
 	if opts.Continuation != "" {
 		var err error
-		if after, err = decodeTableToken(opts.Continuation); err != nil {
+		if after, err = decodeTableToken(opts.Continuation, opts.Prefix); err != nil {
 			return store.TablePage{}, err
 		}
 	}
@@ -192,7 +192,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 	var page store.TablePage
 	for i, n := range names {
 		if i == limit {
-			page.Continuation = encodeTableToken(n)
+			page.Continuation = encodeTableToken(opts.Prefix, n)
 			break
 		}
 		page.Tables = append(page.Tables, store.TableInfo{Name: n})

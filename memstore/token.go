@@ -1,49 +1,47 @@
 package memstore
 
 import (
-	"encoding/base64"
-	"strings"
-
 	"github.com/tablekit/tablekit/store"
 )
 
-// Continuation tokens are opaque to callers. Inside, an entity token is the
-// key of the next entity to examine, and a table token the next table name;
-// keys cannot hold control characters, so NUL separates them safely.
+// Continuation tokens are sealed by store.SealToken: bound to the query
+// they continue (the table and filter, or the listing's prefix) and
+// checked for damage. Inside, an entity token holds the key of the next
+// entity to examine and a table token the next table name.
 
 const (
-	entityTokenPrefix = "e1."
-	tableTokenPrefix  = "t1."
+	entityTokenPrefix = "tkm1."
+	tableTokenPrefix  = "tkmt1."
 )
 
-func encodeEntityToken(pk, rk string) string {
-	return entityTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(pk+"\x00"+rk))
+func encodeEntityToken(scope uint64, pk, rk string) string {
+	return store.SealToken(entityTokenPrefix, scope, pk, rk)
 }
 
-func decodeEntityToken(tok string) (pk, rk string, err error) {
-	body, ok := strings.CutPrefix(tok, entityTokenPrefix)
-	if ok {
-		var raw []byte
-		if raw, err = base64.RawURLEncoding.DecodeString(body); err == nil {
-			if pk, rk, ok = strings.Cut(string(raw), "\x00"); ok && store.ValidateKeys(pk, rk) == nil {
-				return pk, rk, nil
-			}
-		}
+func decodeEntityToken(tok string, scope uint64) (pk, rk string, err error) {
+	parts, err := store.OpenToken(tok, entityTokenPrefix, scope, 2)
+	if err != nil {
+		return "", "", err
 	}
-	return "", "", store.Errorf(store.CodeInvalidInput, 400, "continuation token %q is not one this store issued", truncate(tok))
-}
-
-func encodeTableToken(name string) string {
-	return tableTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(name))
-}
-
-func decodeTableToken(tok string) (string, error) {
-	if body, ok := strings.CutPrefix(tok, tableTokenPrefix); ok {
-		if raw, err := base64.RawURLEncoding.DecodeString(body); err == nil {
-			return string(raw), nil
-		}
+	if err := store.ValidateKeys(parts[0], parts[1]); err != nil {
+		return "", "", store.Errorf(store.CodeInvalidInput, 400, "continuation token %q is not one this store issued", truncate(tok))
 	}
-	return "", store.Errorf(store.CodeInvalidInput, 400, "table continuation token %q is not one this store issued", truncate(tok))
+	return parts[0], parts[1], nil
+}
+
+// tableScope binds a table token to the listing's name prefix.
+func tableScope(prefix string) uint64 { return store.TokenScope("", prefix) }
+
+func encodeTableToken(prefix, name string) string {
+	return store.SealToken(tableTokenPrefix, tableScope(prefix), name)
+}
+
+func decodeTableToken(tok, prefix string) (string, error) {
+	parts, err := store.OpenToken(tok, tableTokenPrefix, tableScope(prefix), 1)
+	if err != nil {
+		return "", err
+	}
+	return parts[0], nil
 }
 
 func truncate(s string) string {

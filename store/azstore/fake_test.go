@@ -316,7 +316,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 
 func TestContinuationTokenRoundTrip(t *testing.T) {
 	for _, pair := range [][2]string{{"1!8!cGsx", "1!8!cms1"}, {"1!4!YQ--", ""}} {
-		npk, nrk, err := decodeEntityToken(encodeEntityToken(pair[0], pair[1]))
+		npk, nrk, err := decodeEntityToken(encodeEntityToken(7, pair[0], pair[1]), 7)
 		if err != nil || npk != pair[0] || nrk != pair[1] {
 			t.Errorf("token of %q = %q, %q, %v", pair, npk, nrk, err)
 		}

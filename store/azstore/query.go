@@ -2,7 +2,6 @@ package azstore
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,23 +17,24 @@ import (
 )
 
 // Entity continuation tokens carry the service's NextPartitionKey and
-// NextRowKey (themselves opaque service strings) in one value. Neither can
-// hold a NUL, so NUL separates them.
-const entityTokenPrefix = "aze1."
+// NextRowKey (themselves opaque service strings), sealed by
+// store.SealToken: bound to the table and filter they continue, and
+// checked for damage.
+const entityTokenPrefix = "tka1."
 
-func encodeEntityToken(npk, nrk string) string {
-	return entityTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(npk+"\x00"+nrk))
+func encodeEntityToken(scope uint64, npk, nrk string) string {
+	return store.SealToken(entityTokenPrefix, scope, npk, nrk)
 }
 
-func decodeEntityToken(tok string) (npk, nrk string, err error) {
-	if body, ok := strings.CutPrefix(tok, entityTokenPrefix); ok {
-		if raw, derr := base64.RawURLEncoding.DecodeString(body); derr == nil {
-			if npk, nrk, ok = strings.Cut(string(raw), "\x00"); ok && npk != "" && !strings.Contains(nrk, "\x00") {
-				return npk, nrk, nil
-			}
-		}
+func decodeEntityToken(tok string, scope uint64) (npk, nrk string, err error) {
+	parts, err := store.OpenToken(tok, entityTokenPrefix, scope, 2)
+	if err != nil {
+		return "", "", err
 	}
-	return "", "", store.Errorf(store.CodeInvalidInput, 400, "continuation token %s is not one this store issued", quoteTrunc(tok))
+	if parts[0] == "" {
+		return "", "", store.Errorf(store.CodeInvalidInput, 400, "continuation token %s is not one this store issued", quoteTrunc(tok))
+	}
+	return parts[0], parts[1], nil
 }
 
 // Query implements store.Table: one page through aztables' pager, decoded
@@ -62,7 +62,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	}
 	opts := &aztables.ListEntitiesOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)}
 	if q.Continuation != "" {
-		npk, nrk, err := decodeEntityToken(q.Continuation)
+		npk, nrk, err := decodeEntityToken(q.Continuation, store.TokenScope(h.name, q.Filter))
 		if err != nil {
 			return store.Page{}, err
 		}
@@ -120,7 +120,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		if resp.NextRowKey != nil {
 			nrk = *resp.NextRowKey
 		}
-		page.Continuation = encodeEntityToken(*resp.NextPartitionKey, nrk)
+		page.Continuation = encodeEntityToken(store.TokenScope(h.name, q.Filter), *resp.NextPartitionKey, nrk)
 	}
 	return page, nil
 }

@@ -2,7 +2,6 @@ package azstore
 
 import (
 	"context"
-	"encoding/base64"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -61,7 +60,10 @@ func (s *Store) DeleteTable(ctx context.Context, name string) error {
 	return classify(ctx, err, "delete table "+quote(name), true)
 }
 
-const tableTokenPrefix = "azt1."
+const tableTokenPrefix = "tkat1."
+
+// tableScope binds a table token to the listing's name prefix.
+func tableScope(prefix string) uint64 { return store.TokenScope("", prefix) }
 
 // ListTables implements store.Store: one page of table names, through the
 // service's NextTableName continuation wrapped in an opaque token.
@@ -75,13 +77,11 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 	}
 	var next *string
 	if opts.Continuation != "" {
-		body, ok := strings.CutPrefix(opts.Continuation, tableTokenPrefix)
-		raw, err := base64.RawURLEncoding.DecodeString(body)
-		if !ok || err != nil || len(raw) == 0 {
-			return store.TablePage{}, store.Errorf(store.CodeInvalidInput, 400,
-				"table continuation token %s is not one this store issued", quoteTrunc(opts.Continuation))
+		parts, err := store.OpenToken(opts.Continuation, tableTokenPrefix, tableScope(opts.Prefix), 1)
+		if err != nil {
+			return store.TablePage{}, err
 		}
-		next = to.Ptr(string(raw))
+		next = to.Ptr(parts[0])
 	}
 	if s.tables == nil {
 		return store.TablePage{}, errNoEndpoint("table")
@@ -109,7 +109,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 		}
 	}
 	if resp.NextTableName != nil && *resp.NextTableName != "" {
-		page.Continuation = tableTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(*resp.NextTableName))
+		page.Continuation = store.SealToken(tableTokenPrefix, tableScope(opts.Prefix), *resp.NextTableName)
 	}
 	return page, nil
 }

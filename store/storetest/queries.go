@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,6 +139,84 @@ func (s *suite) queries(t *testing.T) {
 		// A megabyte of filter is refused as quickly, and never sent.
 		_, err = tbl.Query(t.Context(), store.Query{Filter: "A eq '" + strings.Repeat("y", 1<<20) + "'"})
 		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
+	})
+
+	s.run(t, "ContinuationOfAnotherQuery_InvalidInput", func(t *testing.T) {
+		st, tbl := s.newTable(t)
+		other := s.newTableOn(t, st)
+		for i := range 30 {
+			e := ent("p", fmt.Sprintf("r%02d", i), "N", int32(i))
+			mustInsert(t, tbl, e)
+			mustInsert(t, other, e)
+		}
+		q := store.Query{Filter: "N ge 0", Top: 10}
+		first, err := tbl.Query(t.Context(), q)
+		if err != nil || first.Continuation == "" {
+			t.Fatalf("first page: %d entities, token %q, %v", len(first.Entities), first.Continuation, err)
+		}
+		tok := first.Continuation
+		// The same query continues.
+		next, err := tbl.Query(t.Context(), store.Query{Filter: q.Filter, Top: 10, Continuation: tok})
+		if err != nil {
+			t.Fatalf("the token of the same query: %v", err)
+		}
+		if len(next.Entities) > 0 && next.Entities[0].RowKey <= first.Entities[len(first.Entities)-1].RowKey {
+			t.Fatalf("the next page starts at %s", next.Entities[0].RowKey)
+		}
+		// Another table, another filter, a damaged or cut token: refused.
+		bad := map[string]func() error{
+			"another table": func() error {
+				_, err := other.Query(t.Context(), store.Query{Filter: q.Filter, Continuation: tok})
+				return err
+			},
+			"another filter": func() error {
+				_, err := tbl.Query(t.Context(), store.Query{Filter: "N ge 5", Continuation: tok})
+				return err
+			},
+			"no filter": func() error {
+				_, err := tbl.Query(t.Context(), store.Query{Continuation: tok})
+				return err
+			},
+			"damaged": func() error {
+				b := []byte(tok)
+				i := len(b) - 5
+				b[i] ^= 0x01
+				if b[i] == '-' || b[i] == '_' || b[i] < '0' {
+					b[i] = 'A'
+				}
+				_, err := tbl.Query(t.Context(), store.Query{Filter: q.Filter, Continuation: string(b)})
+				return err
+			},
+			"cut short": func() error {
+				_, err := tbl.Query(t.Context(), store.Query{Filter: q.Filter, Continuation: tok[:len(tok)-3]})
+				return err
+			},
+		}
+		for name, do := range bad {
+			err := do()
+			if !wantErr(t, err, store.CodeInvalidInput, 400, noIndex) {
+				t.Errorf("%s: the token was not refused", name)
+			}
+		}
+	})
+
+	s.run(t, "TableListingTokenOfAnotherPrefix_InvalidInput", func(t *testing.T) {
+		st := s.h.New(t)
+		base := s.names.next()
+		for i := range 3 {
+			name := fmt.Sprintf("%sx%d", base, i)
+			must(t, st.CreateTable(t.Context(), name), "CreateTable")
+			s.dropTableLater(t, st, name)
+		}
+		page, err := st.ListTables(t.Context(), store.ListTablesOptions{Prefix: base, Top: 1})
+		if err != nil || page.Continuation == "" {
+			t.Fatalf("first page: %v, token %q", err, page.Continuation)
+		}
+		_, err = st.ListTables(t.Context(), store.ListTablesOptions{Prefix: base + "x2", Continuation: page.Continuation})
+		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
+		if _, err := st.ListTables(t.Context(), store.ListTablesOptions{Prefix: base, Continuation: page.Continuation}); err != nil {
+			t.Fatalf("the same listing: %v", err)
+		}
 	})
 
 	s.run(t, "BadContinuation_InvalidInput", func(t *testing.T) {
