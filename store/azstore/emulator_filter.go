@@ -24,3 +24,28 @@ func emulatorEvaluates(f *filter.Filter) bool {
 	})
 	return ok
 }
+
+// emulatorFilter is the filter sent to Azurite for f: DateTime comparisons
+// widened, because Azurite compares DateTime values (Timestamp included)
+// at millisecond precision, JavaScript's, where the service uses 100 ns:
+// two values in one millisecond are equal to it. So "gt" and "lt" would
+// drop rows that differ below the millisecond and "ne" rows equal to it
+// there; sent as "ge", "le" and no comparison at all they return a
+// superset, which Match then cuts to the exact answer. ("eq", "ge" and
+// "le" already return supersets.)
+func emulatorFilter(f *filter.Filter) *filter.Filter {
+	return f.Widen(func(c filter.Comparison) (filter.Op, bool) {
+		if c.Type != store.EdmDateTime {
+			return c.Op, true
+		}
+		switch c.Op {
+		case filter.Gt:
+			return filter.Ge, true
+		case filter.Lt:
+			return filter.Le, true
+		case filter.Ne:
+			return c.Op, false
+		}
+		return c.Op, true
+	})
+}

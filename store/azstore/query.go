@@ -75,8 +75,12 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	// filter.Parse checked, with no D suffix and no exponent, which Azurite
 	// would read as property names. On an emulator, a filter Azurite would
 	// match too few entities for is evaluated here alone (emulatorEvaluates).
-	if !f.MatchesAll() && !(h.s.emulator && !emulatorEvaluates(f)) {
-		opts.Filter = to.Ptr(f.String())
+	sent := f
+	if h.s.emulator {
+		sent = emulatorFilter(f)
+	}
+	if !sent.MatchesAll() && !(h.s.emulator && !emulatorEvaluates(f)) {
+		opts.Filter = to.Ptr(sent.String())
 	}
 	if q.Top > 0 {
 		opts.Top = to.Ptr(int32(q.Top))
