@@ -41,7 +41,9 @@ func isEmulator(endpoint string) bool {
 // can retry once.
 func (h *tableHandle) recase(ctx context.Context, err error) bool {
 	var re *azcore.ResponseError
-	if !h.s.emulator || !errors.As(err, &re) || re.ErrorCode != store.CodeTableNotFound {
+	notFound := errors.As(err, &re) && re.ErrorCode == store.CodeTableNotFound ||
+		store.Code(err) == store.CodeTableNotFound // inside a batch answer
+	if !h.s.emulator || !notFound {
 		return false
 	}
 	want := strings.ToLower(h.name)
