@@ -10,11 +10,11 @@ import (
 )
 
 // Page is one page of a paged query: the items, and the opaque token that
-// resumes after them ("" on the last page).
+// continues the query ("" on the last page).
 type Page[T any] struct {
 	// Items are the entities of the page, in key order.
 	Items []T
-	// Next resumes the query after Items; it is "" on the last page.
+	// Next continues the query (see QueryPage); it is "" on the last page.
 	Next string
 }
 
@@ -83,7 +83,10 @@ func (r *Repository[T]) storeQuery(where Cond[T]) (store.Query, error) {
 // the token of the next page ("" after the last). It follows the service's
 // continuation tokens until it has size items or the results end, so a
 // page is short only at the end. The token is opaque and stays valid
-// across writes: the next page resumes after the last key returned.
+// across writes: the next page resumes at the key that followed this page
+// when it was read, so a row written later with a key between the last
+// one returned and that one is not returned. It belongs to this query: a
+// token used with another table or condition is refused (InvalidInput).
 func (r *Repository[T]) QueryPage(ctx context.Context, token string, size int, where ...Cond[T]) (Page[T], error) {
 	return r.queryPage(ctx, token, size, and(where))
 }
