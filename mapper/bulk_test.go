@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -83,5 +84,26 @@ func TestBulkWrite(t *testing.T) {
 	}
 	if _, err = r.BulkWrite(ctx, store.ActionUpsertReplace, []*person{{Dept: "z", ID: "3"}}, store.BulkOptions{}); err != nil {
 		t.Fatalf("a clean bulk write returned %v", err)
+	}
+}
+
+// TestBulkWriteUnmappableTypeFailsEveryValue: a repository of a type that
+// cannot be mapped reports every value failed and unsent, never an
+// outcome that reads as applied.
+func TestBulkWriteUnmappableTypeFailsEveryValue(t *testing.T) {
+	type noKeys struct{ A string }
+	st := memstore.New()
+	if err := st.CreateTable(t.Context(), "nokeys"); err != nil {
+		t.Fatal(err)
+	}
+	repo := NewRepository[noKeys](st, "nokeys")
+	res, err := repo.BulkWrite(t.Context(), store.ActionInsert, []*noKeys{{A: "x"}, {A: "y"}}, store.BulkOptions{})
+	if err == nil || res.Written != 0 || res.Failed != 2 || res.Unknown != 0 {
+		t.Fatalf("written %d failed %d unknown %d: %v", res.Written, res.Failed, res.Unknown, err)
+	}
+	for i, o := range res.Outcomes {
+		if o.Err == nil || o.Batch != -1 || o.Attempts != 0 {
+			t.Fatalf("outcome %d: %+v, want failed and never sent", i, o)
+		}
 	}
 }
