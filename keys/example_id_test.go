@@ -45,3 +45,26 @@ func ExampleIDTime() {
 	// Output:
 	// 2026-11-22 11:00:00 +0000 UTC <nil>
 }
+
+// An id for an event of the past, from the same generator as new ones.
+func ExampleIDGenerator_At() {
+	g := keys.NewIDGenerator(nil, bytes.NewReader(make([]byte, 20)))
+	placed := time.Date(2019, 7, 4, 10, 30, 0, 0, time.UTC)
+	id, _ := g.At(placed)
+	back, _ := keys.IDTime(id)
+	fmt.Println(id, back)
+	// Output:
+	// 01DEY8H9200000000000000000 2019-07-04 10:30:00 +0000 UTC
+}
+
+// The ids of one day, as a range for a query.
+func ExampleIDRange() {
+	day := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	rng, _ := keys.IDRange("order_", day, day.AddDate(0, 0, 1))
+	g := keys.NewIDGenerator(nil, bytes.NewReader(make([]byte, 40)))
+	in, _ := g.At(day.Add(5 * time.Hour))
+	out, _ := g.At(day.AddDate(0, 0, 1))
+	fmt.Println(rng.Contains("order_"+in), rng.Contains("order_"+out))
+	// Output:
+	// true false
+}

@@ -53,3 +53,31 @@ func ExampleParseTicksKey() {
 	// Output:
 	// 2026-11-22 11:00:00 +0000 UTC <nil>
 }
+
+// A newest-first time range over inverted-tick RowKeys in one call: the
+// keys of the orders placed on one day, whatever follows the 19 digits.
+func ExampleInvertedTicksRange() {
+	day := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	rng, err := keys.InvertedTicksRange("order_", day, day.AddDate(0, 0, 1))
+	if err != nil {
+		panic(err)
+	}
+	noon, _ := keys.InvertedTicks(day.Add(12 * time.Hour))
+	nextDay, _ := keys.InvertedTicks(day.AddDate(0, 0, 1))
+	fmt.Println(rng)
+	fmt.Println(rng.Contains("order_"+noon+"-42"), rng.Contains("order_"+nextDay))
+	// Output:
+	// ge "order_2516929632000000000" and lt "order_2516930496000000000"
+	// true false
+}
+
+// Oldest-first keys (TicksKey) of one hour.
+func ExampleTicksRange() {
+	hour := time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
+	rng, _ := keys.TicksRange("log_", hour, hour.Add(time.Hour))
+	in, _ := keys.TicksKey(hour.Add(30 * time.Minute))
+	out, _ := keys.TicksKey(hour.Add(time.Hour))
+	fmt.Println(rng.Contains("log_"+in), rng.Contains("log_"+out))
+	// Output:
+	// true false
+}

@@ -90,6 +90,54 @@ func (g *IDGenerator) New() (string, error) {
 	return g.encode(), nil
 }
 
+// At returns an id that records time t instead of the clock's reading:
+// for an event of the past (an import, a backfill) that must sort among
+// ids made at its time. Its random part is fresh from the generator's
+// source, so ids made At the same millisecond are unique with
+// overwhelming probability, but only New guarantees that one generator's
+// ids strictly increase. It fails with [ErrOutOfRange] for a time outside
+// the ids' range (1970 to year 10889).
+func (g *IDGenerator) At(t time.Time) (string, error) {
+	ms := t.UnixMilli()
+	if ms < 0 || ms > maxIDMillis {
+		return "", fmt.Errorf("%w: time %s, ids cover 1970-01-01 to %s",
+			ErrOutOfRange, t.UTC().Format(time.RFC3339Nano), time.UnixMilli(maxIDMillis).UTC().Format(time.RFC3339Nano))
+	}
+	var fresh [10]byte
+	if _, err := io.ReadFull(g.random, fresh[:]); err != nil {
+		return "", fmt.Errorf("keys: reading id randomness: %w", err)
+	}
+	return encodeID(uint64(ms), &fresh), nil
+}
+
+// IDRange returns the range of the ids made in [from, to), to the
+// millisecond (ids record milliseconds): ids of times before from's
+// millisecond or at or after to's are out. It fails with
+// [ErrOutOfRange] for a time outside the ids' range or an empty range.
+func IDRange(prefix string, from, to time.Time) (Range, error) {
+	lo, hi := from.UnixMilli(), to.UnixMilli()
+	if to.After(time.UnixMilli(maxIDMillis)) {
+		hi = maxIDMillis + 1
+	}
+	if lo < 0 || lo > maxIDMillis || hi < 0 {
+		return Range{}, fmt.Errorf("%w: time range [%s, %s) is outside the ids' range (1970-01-01 to %s)", ErrOutOfRange,
+			from.UTC().Format(time.RFC3339Nano), to.UTC().Format(time.RFC3339Nano), time.UnixMilli(maxIDMillis).UTC().Format(time.RFC3339Nano))
+	}
+	if hi <= lo {
+		return Range{}, fmt.Errorf("%w: time range [%s, %s) is empty: to must be after from",
+			ErrOutOfRange, from.UTC().Format(time.RFC3339Nano), to.UTC().Format(time.RFC3339Nano))
+	}
+	var zero [10]byte
+	r := Range{Lower: prefix + encodeID(uint64(lo), &zero)}
+	if hi <= maxIDMillis {
+		r.Upper, r.HasUpper = prefix+encodeID(uint64(hi), &zero), true
+	} else {
+		up := PrefixRange(prefix)
+		r.Upper, r.HasUpper = up.Upper, up.HasUpper
+	}
+	return r, nil
+}
+
 // increment adds one to a big-endian number, reporting false on overflow.
 func increment(b *[10]byte) bool {
 	for i := len(b) - 1; i >= 0; i-- {
@@ -104,9 +152,11 @@ func increment(b *[10]byte) bool {
 // encode renders lastMS and last as 26 base-32 characters, five bits
 // each from the least significant end; 26 characters carry 130 bits, so
 // the first character's top two bits are zero.
-func (g *IDGenerator) encode() string {
-	b := &g.last
-	hi := g.lastMS<<16 | uint64(b[0])<<8 | uint64(b[1])
+func (g *IDGenerator) encode() string { return encodeID(g.lastMS, &g.last) }
+
+// encodeID renders a millisecond time and a random part as an id.
+func encodeID(ms uint64, b *[10]byte) string {
+	hi := ms<<16 | uint64(b[0])<<8 | uint64(b[1])
 	lo := uint64(b[2])<<56 | uint64(b[3])<<48 | uint64(b[4])<<40 | uint64(b[5])<<32 |
 		uint64(b[6])<<24 | uint64(b[7])<<16 | uint64(b[8])<<8 | uint64(b[9])
 	var out [IDLen]byte
