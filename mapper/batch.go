@@ -114,9 +114,9 @@ func (c *codec) ifMatch(rv reflect.Value) (store.ETag, error) {
 	etag := c.etagOf(rv)
 	if etag == "" {
 		if c.etag == nil {
-			return "", fmt.Errorf("%w: %s has no field tagged etag (use the Unconditional form)", ErrNoETag, c.typ)
+			return "", &Error{Type: c.typ, Msg: "no field tagged etag (use the Unconditional form)", Err: ErrNoETag}
 		}
-		return "", fmt.Errorf("%w: %s.%s is empty (read the entity first, or use the Unconditional form)", ErrNoETag, c.typ, c.etag.goPath)
+		return "", &Error{Type: c.typ, Msg: c.etag.goPath + " is empty: read the entity first, or use the Unconditional form", Err: ErrNoETag}
 	}
 	return etag, nil
 }
@@ -124,16 +124,16 @@ func (c *codec) ifMatch(rv reflect.Value) (store.ETag, error) {
 func (b *txn) add(kind store.ActionKind, e store.Entity, tg target, unconditional bool) error {
 	if len(b.actions) == store.MaxBatchActions {
 		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),
-			store.Errorf(store.CodeInvalidInput, 400, "a transaction holds at most %d actions", store.MaxBatchActions))
+			refuseCode(store.CodeInvalidInput, 400, "a transaction holds at most %d actions", store.MaxBatchActions))
 	}
 	if (len(b.actions) > 0 || b.fixed) && e.PartitionKey != b.pk {
 		return fmt.Errorf("mapper: %s of PartitionKey %s refused: %w", kind, quote(e.PartitionKey),
-			store.Errorf(store.CodeCommandsInBatchActOnDifferentPartitions, 400,
+			refuseCode(store.CodeCommandsInBatchActOnDifferentPartitions, 400,
 				"this batch is on PartitionKey %s, and a transaction covers one partition", quote(b.pk)))
 	}
 	if i, dup := b.rows[e.RowKey]; dup {
 		return fmt.Errorf("mapper: %s of RowKey %s refused: %w", kind, quote(e.RowKey),
-			store.Errorf(store.CodeInvalidDuplicateRow, 400,
+			refuseCode(store.CodeInvalidDuplicateRow, 400,
 				"action %d already writes it, and an entity may appear once per transaction", i))
 	}
 	if kind != store.ActionDelete {
@@ -145,7 +145,7 @@ func (b *txn) add(kind store.ActionKind, e store.Entity, tg target, unconditiona
 	size := store.ActionWireSize(&a)
 	if b.bytes+size >= store.MaxBatchBytes {
 		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),
-			store.Errorf(store.CodeRequestBodyTooLarge, 413,
+			refuseCode(store.CodeRequestBodyTooLarge, 413,
 				"the transaction body would reach about %d bytes, over the service's limit of %d", b.bytes+size, store.MaxBatchBytes))
 	}
 	if kind.NeedsIfMatch() {

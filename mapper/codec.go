@@ -67,6 +67,8 @@ type codec struct {
 	keyMethod   bool
 	keySetter   bool
 	selectNames []string
+	// kind is the kind the type declares (TableKind), nil when none.
+	kind *Kind
 }
 
 // codecs caches compiled codecs by reflect.Type. It is a cache of pure
@@ -191,6 +193,15 @@ func compile(t reflect.Type) (*codec, error) {
 			which = "RowKey"
 		}
 		return nil, &Error{Type: t, Msg: fmt.Sprintf("no %s: tag a string field with the option %s, or implement TableKeys() (pk, rk string, err error)", which, map[string]string{"PartitionKey": "pk", "RowKey": "rk"}[which])}
+	}
+	kind, err := declaredKind(t, c)
+	if err != nil {
+		return nil, err
+	}
+	c.kind = kind
+	if kind != nil && kind.Property != "" && c.byName[kind.Property] == nil {
+		// Reads select the discriminator too, so they can check it.
+		c.selectNames = append(c.selectNames, kind.Property)
 	}
 	return c, nil
 }

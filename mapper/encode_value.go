@@ -91,7 +91,7 @@ func (f *field) encode(fv reflect.Value) (any, error) {
 			return int32(u), nil
 		}
 		if u > math.MaxInt64 {
-			return nil, f.wrap(store.Errorf(store.CodeOutOfRangeInput, 400,
+			return nil, f.wrap(refuseCode(store.CodeOutOfRangeInput, 400,
 				"value %d overflows Edm.Int64 (the largest storable value is %d)", u, int64(math.MaxInt64)), "value out of range")
 		}
 		return int64(u), nil
@@ -144,7 +144,7 @@ func (f *field) checkString(s string) error {
 		return nil
 	}
 	if n := store.UTF16Len(s); n > store.MaxStringUnits {
-		return f.wrap(store.Errorf(store.CodePropertyValueTooLarge, 400,
+		return f.wrap(refuseCode(store.CodePropertyValueTooLarge, 400,
 			"string of %d UTF-16 code units exceeds the limit of %d", n, store.MaxStringUnits), "value too large")
 	}
 	return nil
@@ -155,7 +155,7 @@ func (f *field) checkBinary(n int) error {
 	if n <= store.MaxBinaryBytes {
 		return nil
 	}
-	return f.wrap(store.Errorf(store.CodePropertyValueTooLarge, 400,
+	return f.wrap(refuseCode(store.CodePropertyValueTooLarge, 400,
 		"binary value of %d bytes exceeds the limit of %d", n, store.MaxBinaryBytes), "value too large")
 }
 
@@ -164,7 +164,7 @@ func (f *field) checkBinary(n int) error {
 func (f *field) checkTime(t time.Time) (time.Time, error) {
 	u := store.NormalizeTime(t)
 	if u.Before(store.MinTime) || u.After(store.MaxTime) {
-		return u, f.wrap(store.Errorf(store.CodeOutOfRangeInput, 400,
+		return u, f.wrap(refuseCode(store.CodeOutOfRangeInput, 400,
 			"DateTime %s is outside the range %s to %s", u.Format(time.RFC3339Nano),
 			store.MinTime.Format(time.RFC3339), store.MaxTime.Format(time.RFC3339Nano)), "value out of range")
 	}
@@ -214,7 +214,7 @@ func (f *field) marshalJSON(fv reflect.Value) (string, bool, error) {
 	s := string(b)
 	if len(s) > store.MaxStringUnits {
 		if n := store.UTF16Len(s); n > store.MaxStringUnits {
-			return "", false, f.wrap(store.Errorf(store.CodePropertyValueTooLarge, 400,
+			return "", false, f.wrap(refuseCode(store.CodePropertyValueTooLarge, 400,
 				"JSON of %d UTF-16 code units exceeds the string limit of %d", n, store.MaxStringUnits),
 				"value too large to store as JSON (split it, or keep it in a blob)")
 		}

@@ -59,20 +59,21 @@ func structOf(v any, mustPtr bool) (reflect.Value, *codec, error) {
 }
 
 // keysOf returns the entity keys of struct value v.
+// A RowKey that does not start with the type's kind prefix is refused.
 func (c *codec) keysOf(v reflect.Value) (pk, rk string, err error) {
 	if c.keyMethod {
 		pk, rk, err = v.Addr().Interface().(KeyMaker).TableKeys()
 		if err != nil {
-			err = &Error{Type: c.typ, Msg: "TableKeys", Err: err}
+			return pk, rk, &Error{Type: c.typ, Msg: "TableKeys", Err: err}
 		}
-		return pk, rk, err
+		return pk, rk, c.checkKey(rk)
 	}
 	pkv, ok1 := c.pk.get(v)
 	rkv, ok2 := c.rk.get(v)
 	if !ok1 || !ok2 {
 		return "", "", &Error{Type: c.typ, Msg: "a key field is inside a nil embedded pointer"}
 	}
-	return pkv.String(), rkv.String(), nil
+	return pkv.String(), rkv.String(), c.checkKey(rkv.String())
 }
 
 // etagOf returns the ETag held by v's etag field, or "" when it has none.
@@ -136,6 +137,9 @@ func (c *codec) encodeEntity(v reflect.Value) (store.Entity, error) {
 		}
 		e.Properties[k] = x
 	}
+	if err := c.stampKind(e.Properties); err != nil {
+		return store.Entity{}, err
+	}
 	return e, nil
 }
 
@@ -151,6 +155,9 @@ func (c *codec) checkExtra(k string, x any) error {
 }
 
 func (c *codec) decodeEntity(e *store.Entity, v reflect.Value) error {
+	if err := c.checkKind(e); err != nil {
+		return err
+	}
 	v.SetZero()
 	if err := c.setKeys(v, e.PartitionKey, e.RowKey); err != nil {
 		return err

@@ -1,9 +1,12 @@
 package mapper
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/tablekit/tablekit/store"
 )
 
 // Error is the mapper's error: a struct type it cannot map (a bad tag or an
@@ -62,8 +65,24 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the underlying cause and, when the cause is not (and does
+// not wrap) a *store.Error, the refusal as one: InvalidInput (400), made
+// by tablekit's own checks. So errors.As(err, &se) with se a *store.Error
+// works for every refusal, whether the mapper or the store noticed it,
+// and errors.Is(err, store.ErrInvalidInput) holds; the mapper's Error,
+// around it, names the type, field and property.
+func (e *Error) Unwrap() []error {
+	var se *store.Error
+	if e.Err != nil && errors.As(e.Err, &se) {
+		return []error{e.Err}
+	}
+	msg := strings.TrimPrefix(e.Error(), "mapper: ")
+	refused := &store.Error{Code: store.CodeInvalidInput, Status: 400, Index: -1, Message: msg, Source: store.SourceClient}
+	if e.Err == nil {
+		return []error{refused}
+	}
+	return []error{e.Err, refused}
+}
 
 func lastSegment(path string) string {
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {

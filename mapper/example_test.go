@@ -9,7 +9,6 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/filter"
 )
 
 // Employee is an entity of the Employees table: the department is the
@@ -175,33 +174,60 @@ type Department struct {
 	EmployeeCount int32
 }
 
+// Staff and Team share a table, told apart by the EntityType property
+// each declares as its kind.
+type Staff struct {
+	Team string `table:",pk"`
+	ID   string `table:",rk"`
+	Name string
+}
+
+func (Staff) TableKind() mapper.Kind { return mapper.Kind{Property: "EntityType", Value: "Staff"} }
+
+type Team struct {
+	Team    string `table:",pk"`
+	ID      string `table:",rk"`
+	Manager string
+	Size    int32
+}
+
+func (Team) TableKind() mapper.Kind { return mapper.Kind{Property: "EntityType", Value: "Team"} }
+
 func ExampleRegistry() {
 	ctx := context.Background()
-	st := newTable("Employees")
-	tbl := st.Table("Employees")
+	st := newTable("Staff")
 
 	reg, _ := mapper.NewPropertyRegistry("EntityType")
-	_ = mapper.Register[Employee](reg, "Employee")
-	_ = mapper.Register[Department](reg, "Department")
+	_ = mapper.Register[Staff](reg, "Staff")
+	_ = mapper.Register[Team](reg, "Team")
+	tbl := reg.On(st, "Staff") // the registry bound to its table
 
-	_ = reg.Insert(ctx, tbl, &Department{Department: "Sales", ID: "DEPT", Manager: "Ann", EmployeeCount: 2})
-	_ = reg.Insert(ctx, tbl, &Employee{Department: "Sales", ID: "000123", Name: "Ann"})
-	_ = reg.Insert(ctx, tbl, &Employee{Department: "Sales", ID: "000124", Name: "Bob"})
+	_ = tbl.Insert(ctx, &Team{Team: "Sales", ID: "TEAM", Manager: "Ann", Size: 2})
+	_ = tbl.Insert(ctx, &Staff{Team: "Sales", ID: "000123", Name: "Ann"})
+	_ = tbl.Insert(ctx, &Staff{Team: "Sales", ID: "000124", Name: "Bob"})
 
-	for v, err := range reg.Query(ctx, tbl, filter.PK.Eq("Sales")) {
+	for v, err := range tbl.Query(ctx, mapper.Where[any]("PartitionKey").Eq("Sales")) {
 		switch x := v.(type) {
-		case Employee:
-			fmt.Println("employee", x.Name)
-		case Department:
-			fmt.Println("department managed by", x.Manager, "with", x.EmployeeCount, "employees")
+		case Staff:
+			fmt.Println("staff", x.Name)
+		case Team:
+			fmt.Println("team managed by", x.Manager, "of", x.Size)
 		default:
 			fmt.Println(err)
 		}
 	}
+	// A repository of one kind reads only its own rows.
+	staff := mapper.NewRepository[Staff](st, "Staff")
+	n := 0
+	for range staff.Query(ctx) {
+		n++
+	}
+	fmt.Println(n, "staff rows")
 	// Output:
-	// employee Ann
-	// employee Bob
-	// department managed by Ann with 2 employees
+	// staff Ann
+	// staff Bob
+	// team managed by Ann of 2
+	// 2 staff rows
 }
 
 func ExampleWhere() {

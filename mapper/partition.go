@@ -37,7 +37,7 @@ func (p *Partition[T]) check(v *T) error {
 		return err
 	}
 	if pk != p.pk {
-		return &Error{Type: p.r.c.typ, Msg: "write refused", Err: store.Errorf(store.CodeInvalidInput, 400,
+		return &Error{Type: p.r.c.typ, Msg: "write refused", Err: refuseCode(store.CodeInvalidInput, 400,
 			"value of PartitionKey %s written through the handle of partition %s", quote(pk), quote(p.pk))}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
 )
 
 // Page is one page of a paged query: the items, and the opaque token that
@@ -74,6 +75,14 @@ func (r *Repository[T]) storeQuery(where Cond[T]) (store.Query, error) {
 	}
 	if err := where.Err(); err != nil {
 		return store.Query{}, err
+	}
+	// A type of a declared kind reads only rows of its kind.
+	if kc := r.c.kindCond(); kc.String() != "" {
+		f := filter.And(kc, where.c)
+		if err := f.Err(); err != nil {
+			return store.Query{}, err
+		}
+		return store.Query{Filter: f.String(), Select: r.selectNames()}, nil
 	}
 	return store.Query{Filter: where.String(), Select: r.selectNames()}, nil
 }

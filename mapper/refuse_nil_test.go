@@ -20,6 +20,11 @@ type keysBehindPointer struct {
 	A string
 }
 
+// kperson is a person declaring its kind for a property registry.
+type kperson person
+
+func (kperson) TableKind() Kind { return Kind{Property: "Kind", Value: "person"} }
+
 // Nil values are refused with an error, never a panic, by every entry
 // point that takes a value.
 func TestNilValuesRefused(t *testing.T) {
@@ -29,7 +34,7 @@ func TestNilValuesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Register[person](reg, "person"); err != nil {
+	if err := Register[kperson](reg, "person"); err != nil {
 		t.Fatal(err)
 	}
 	var nilPerson *person

@@ -59,10 +59,19 @@ func NewPrefixRegistry() *Registry {
 // when a prefix is empty or one prefix starts another (an entity would
 // match both), or when T has a field for the discriminator property that
 // is not a string.
+//
+// The kind must be T's own (see Kind), so that every Repository of T keeps
+// it too: for a property registry T must declare Kind{Property: the
+// registry's property, Value: kind} (a Replace through a Repository of a
+// type that does not would drop the discriminator); for a prefix registry,
+// a Prefix T declares must be kind.
 func Register[T any](r *Registry, kind string) error {
 	t := reflect.TypeFor[T]()
 	c, err := codecFor(t)
 	if err != nil {
+		return err
+	}
+	if err := r.agrees(t, c, kind); err != nil {
 		return err
 	}
 	if k, dup := r.byType[t]; dup {
@@ -90,6 +99,28 @@ func Register[T any](r *Registry, kind string) error {
 	r.byKind[kind] = k
 	r.byType[t] = k
 	r.kinds = append(r.kinds, k)
+	return nil
+}
+
+// agrees checks that T's declared kind is the one it is registered as.
+func (r *Registry) agrees(t reflect.Type, c *codec, kind string) error {
+	k := c.kind
+	if r.prop != "" {
+		if k == nil || k.Property == "" {
+			return &Error{Type: t, Msg: fmt.Sprintf("declare the kind on the type, so that every Repository[%s] writes the discriminator too: "+
+				"func (%s) TableKind() mapper.Kind { return mapper.Kind{Property: %q, Value: %q} }", t, t.Name(), r.prop, kind)}
+		}
+		if k.Property != r.prop || k.Value != kind {
+			return &Error{Type: t, Msg: fmt.Sprintf("registered as %s = %q, but the type declares %s", r.prop, kind, k)}
+		}
+		return nil
+	}
+	if k != nil && k.Prefix != "" && k.Prefix != kind {
+		return &Error{Type: t, Msg: fmt.Sprintf("registered with RowKey prefix %q, but the type declares %s", kind, k)}
+	}
+	if k != nil && k.Prefix == "" {
+		return &Error{Type: t, Msg: fmt.Sprintf("registered with RowKey prefix %q in a prefix registry, but the type declares no prefix (%s)", kind, k)}
+	}
 	return nil
 }
 
@@ -180,7 +211,11 @@ func (r *Registry) Cond(kind string) filter.Cond {
 }
 
 // Query returns every entity of tbl matching where (the zero Cond for
-// all), each decoded as its registered type, across every page. An entity
+// all), each decoded as its registered type, across every page.
+//
+// Deprecated: bind the registry to its table with On and use
+// RegistryTable.Query, which takes the Repository's condition type and
+// requests only the registered kinds. An entity
 // of an unknown kind, or one that does not decode, yields an error and the
 // sequence goes on if the loop continues; a failed request ends it.
 func (r *Registry) Query(ctx context.Context, tbl store.Table, where filter.Cond) iter.Seq2[any, error] {
@@ -212,16 +247,16 @@ func (r *Registry) Query(ctx context.Context, tbl store.Table, where filter.Cond
 // Insert inserts v, a pointer to a registered struct, with its
 // discriminator, and stores the new ETag in v's etag field.
 func (r *Registry) Insert(ctx context.Context, tbl store.Table, v any) error {
-	return r.write(v, func(e store.Entity) (store.ETag, error) { return tbl.Insert(ctx, e) })
+	return r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) { return tbl.Insert(ctx, e) })
 }
 
 // Upsert inserts or merges/replaces v, a pointer to a registered struct,
 // and stores the new ETag in v's etag field.
 func (r *Registry) Upsert(ctx context.Context, tbl store.Table, v any, mode store.UpdateMode) error {
-	return r.write(v, func(e store.Entity) (store.ETag, error) { return tbl.Upsert(ctx, e, mode) })
+	return r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) { return tbl.Upsert(ctx, e, mode) })
 }
 
-func (r *Registry) write(v any, do func(store.Entity) (store.ETag, error)) error {
+func (r *Registry) write(v any, do func(store.Entity, store.ETag) (store.ETag, error)) error {
 	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &Error{Type: reflect.TypeOf(v), Msg: "write: want a non-nil pointer to a registered struct"}
 	}
@@ -233,7 +268,7 @@ func (r *Registry) write(v any, do func(store.Entity) (store.ETag, error)) error
 	if err != nil {
 		return err
 	}
-	etag, err := do(e)
+	etag, err := do(e, "")
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,16 @@ type dept struct {
 	EmployeeCount  int32
 }
 
+// pstaff and pdept are staff and dept declaring their kinds for a
+// property registry.
+type pstaff staff
+
+func (pstaff) TableKind() Kind { return Kind{Property: "EntityType", Value: "Employee"} }
+
+type pdept dept
+
+func (pdept) TableKind() Kind { return Kind{Property: "EntityType", Value: "Department"} }
+
 func TestPropertyRegistry(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(memstore.WithShortPages(11))
@@ -39,17 +49,17 @@ func TestPropertyRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Register[staff](reg, "Employee"); err != nil {
+	if err := Register[pstaff](reg, "Employee"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Register[dept](reg, "Department"); err != nil {
+	if err := Register[pdept](reg, "Department"); err != nil {
 		t.Fatal(err)
 	}
-	s := staff{Dept: "Sales", ID: "000123", FirstName: "Don", Age: 34}
+	s := pstaff{Dept: "Sales", ID: "000123", FirstName: "Don", Age: 34}
 	if err := reg.Insert(ctx, tbl, &s); err != nil || s.ETag == "" {
 		t.Fatalf("Insert: %v, ETag %q", err, s.ETag)
 	}
-	d := dept{Dept: "Sales", ID: "DEPT", EntityType: "ignored: the registry writes the kind", DepartmentName: "Sales", EmployeeCount: 1}
+	d := pdept{Dept: "Sales", ID: "DEPT", EntityType: "ignored: the registry writes the kind", DepartmentName: "Sales", EmployeeCount: 1}
 	if err := reg.Upsert(ctx, tbl, &d, store.Replace); err != nil {
 		t.Fatal(err)
 	}
@@ -71,13 +81,13 @@ func TestPropertyRegistry(t *testing.T) {
 	}
 	for _, v := range got {
 		switch x := v.(type) {
-		case staff:
+		case pstaff:
 			if x.FirstName != "Don" || x.Age != 34 || x.ETag != s.ETag {
-				t.Errorf("staff %+v", x)
+				t.Errorf("pstaff %+v", x)
 			}
-		case dept:
+		case pdept:
 			if x.EmployeeCount != 1 || x.EntityType != "Department" {
-				t.Errorf("dept %+v", x)
+				t.Errorf("pdept %+v", x)
 			}
 		default:
 			t.Errorf("unexpected %T", v)
@@ -86,7 +96,7 @@ func TestPropertyRegistry(t *testing.T) {
 	// Only one kind.
 	n := 0
 	for v, err := range reg.Query(ctx, tbl, reg.Cond("Employee")) {
-		if _, ok := v.(staff); !ok || err != nil {
+		if _, ok := v.(pstaff); !ok || err != nil {
 			t.Fatalf("kind filter returned %T, %v", v, err)
 		}
 		n++
@@ -141,12 +151,17 @@ func TestPrefixRegistry(t *testing.T) {
 	}
 }
 
+// badDiscriminator declares a discriminator its field cannot hold.
+type badDiscriminator struct {
+	PK         string `table:",pk"`
+	RK         string `table:",rk"`
+	EntityType int32
+}
+
+func (badDiscriminator) TableKind() Kind { return Kind{Property: "EntityType", Value: "B"} }
+
 func TestRegistryRefuses(t *testing.T) {
-	type badDisc2 struct {
-		PK         string `table:",pk"`
-		RK         string `table:",rk"`
-		EntityType int32
-	}
+	type badDisc2 = badDiscriminator
 	reg := NewPrefixRegistry()
 	if err := Register[staff](reg, "emp_"); err != nil {
 		t.Fatal(err)
@@ -193,18 +208,18 @@ func TestRegistryMixedBatch(t *testing.T) {
 	}
 	tbl := st.Table("Mixed")
 	reg, _ := NewPropertyRegistry("EntityType")
-	if err := Register[staff](reg, "Employee"); err != nil {
+	if err := Register[pstaff](reg, "Employee"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Register[dept](reg, "Department"); err != nil {
+	if err := Register[pdept](reg, "Department"); err != nil {
 		t.Fatal(err)
 	}
-	d := dept{Dept: "Sales", ID: "DEPT", EmployeeCount: 0}
+	d := pdept{Dept: "Sales", ID: "DEPT", EmployeeCount: 0}
 	if err := reg.Insert(ctx, tbl, &d); err != nil {
 		t.Fatal(err)
 	}
 	b := reg.Batch(tbl)
-	s := staff{Dept: "Sales", ID: "e1", FirstName: "Ann"}
+	s := pstaff{Dept: "Sales", ID: "e1", FirstName: "Ann"}
 	d.EmployeeCount++
 	if err := b.Insert(&s); err != nil {
 		t.Fatal(err)
@@ -212,10 +227,10 @@ func TestRegistryMixedBatch(t *testing.T) {
 	if err := b.UpdateUnconditional(&d, store.Replace); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Insert(&staff{Dept: "HR", ID: "e2"}); store.Code(err) != store.CodeCommandsInBatchActOnDifferentPartitions {
+	if err := b.Insert(&pstaff{Dept: "HR", ID: "e2"}); store.Code(err) != store.CodeCommandsInBatchActOnDifferentPartitions {
 		t.Fatalf("other partition: %v", err)
 	}
-	if err := b.Insert(staff{Dept: "Sales", ID: "e3"}); err == nil || !strings.Contains(err.Error(), "pointer") {
+	if err := b.Insert(pstaff{Dept: "Sales", ID: "e3"}); err == nil || !strings.Contains(err.Error(), "pointer") {
 		t.Fatalf("non-pointer: %v", err)
 	}
 	if err := b.Insert(&keyed{PK: "Sales", RK: "k"}); err == nil || !strings.Contains(err.Error(), "not registered") {
@@ -236,16 +251,16 @@ func TestRegistryMixedBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch x := v.(type) {
-		case dept:
+		case pdept:
 			if x.EmployeeCount != 1 || x.EntityType != "Department" {
-				t.Fatalf("dept %+v", x)
+				t.Fatalf("pdept %+v", x)
 			}
-			kinds = append(kinds, "dept")
-		case staff:
-			kinds = append(kinds, "staff")
+			kinds = append(kinds, "pdept")
+		case pstaff:
+			kinds = append(kinds, "pstaff")
 		}
 	}
-	if strings.Join(kinds, ",") != "dept,staff" {
+	if strings.Join(kinds, ",") != "pdept,pstaff" {
 		t.Fatalf("kinds %v", kinds)
 	}
 	// A stale conditional delete fails the whole transaction.

@@ -88,6 +88,40 @@ func (r *Repository[T]) Get(ctx context.Context, pk, rk string) (T, error) {
 	return v, err
 }
 
+// GetByKey reads the entity whose keys *key has: its key fields, or what
+// its TableKeys method computes from the fields that make the key, so no
+// key arithmetic is written twice. Only the key fields of key are used.
+// A missing entity is an error matching store.ErrNotFound; a row of
+// another kind one matching ErrWrongKind.
+//
+//	o, err := orders.GetByKey(ctx, &Order{Customer: "c42", Placed: when, ID: "o7"})
+func (r *Repository[T]) GetByKey(ctx context.Context, key *T) (T, error) {
+	var v T
+	_, rv, err := r.encodeKeys(key)
+	if err != nil {
+		return v, err
+	}
+	pk, rk, err := r.c.keysOf(rv)
+	if err != nil {
+		return v, err
+	}
+	return r.Get(ctx, pk, rk)
+}
+
+// DeleteByKey removes the entity whose keys *key has, whatever its
+// version (If-Match *). Use Delete to delete only the version read.
+func (r *Repository[T]) DeleteByKey(ctx context.Context, key *T) error {
+	_, rv, err := r.encodeKeys(key)
+	if err != nil {
+		return err
+	}
+	pk, rk, err := r.c.keysOf(rv)
+	if err != nil {
+		return err
+	}
+	return r.table.Delete(ctx, pk, rk, store.ETagAny)
+}
+
 // encode maps *v to an entity.
 func (r *Repository[T]) encode(v *T) (store.Entity, reflect.Value, error) {
 	if r.err != nil {

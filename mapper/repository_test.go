@@ -145,7 +145,7 @@ func TestRepositoryNoETag(t *testing.T) {
 	}
 	rp, _ := newRepo[person](t)
 	p := person{Dept: "a", ID: "b"}
-	if err := rp.Update(ctx, &p, store.Merge); !errors.Is(err, ErrNoETag) || !strings.Contains(err.Error(), "person.ETag is empty") {
+	if err := rp.Update(ctx, &p, store.Merge); !errors.Is(err, ErrNoETag) || !strings.Contains(err.Error(), "person: ETag is empty") {
 		t.Fatalf("update with an empty ETag: %v", err)
 	}
 }

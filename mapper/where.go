@@ -74,6 +74,26 @@ func Not[T any](c Cond[T]) Cond[T] {
 // for the rare filter Where cannot express.
 func Untyped[T any](c filter.Cond) Cond[T] { return Cond[T]{c: c} }
 
+// Parsed returns the condition of a parsed $filter (filter.Parse), for a
+// filter string from elsewhere: a request parameter, another client, a
+// configuration file. Its property names are not checked against T.
+func Parsed[T any](f *filter.Filter) Cond[T] { return Cond[T]{c: f.Cond()} }
+
+// ParseCond parses a $filter string into a condition on T. A malformed
+// filter gives a condition carrying the parser's error (InvalidInput),
+// which a query reports before sending anything.
+func ParseCond[T any](text string) Cond[T] {
+	f, err := filter.Parse(text)
+	if err != nil {
+		return Cond[T]{err: err}
+	}
+	return Parsed[T](f)
+}
+
+// Any returns the condition for use where the type is not known
+// statically: a Registry's queries, which read several types.
+func (c Cond[T]) Any() Cond[any] { return Cond[any]{c: c.c, err: c.err} }
+
 func unwrap[T any](c Cond[T], others []Cond[T]) ([]filter.Cond, error) {
 	all := make([]filter.Cond, 0, 1+len(others))
 	for _, o := range append([]Cond[T]{c}, others...) {
@@ -102,9 +122,11 @@ func and[T any](conds []Cond[T]) Cond[T] {
 // store.GUID or [16]byte for their fields.
 type Field[T any] struct {
 	name string
-	f    *field // nil for the keys and Timestamp
-	sys  reflect.Type
-	err  error
+	// untyped: a field of Where[any], whose literal is the value itself.
+	untyped bool
+	f       *field // nil for the keys and Timestamp
+	sys     reflect.Type
+	err     error
 }
 
 // Where names a field of T by its property name or its Go field name.
@@ -115,6 +137,20 @@ type Field[T any] struct {
 //	mapper.Where[Employee]("Age").Gt(30)
 func Where[T any](name string) Field[T] {
 	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Interface {
+		// Where[any], for a Registry's queries over several types: the
+		// value's own type decides the literal, as in filter.Prop.
+		switch name {
+		case "PartitionKey", "RowKey":
+			return Field[T]{name: name, sys: reflect.TypeFor[string]()}
+		case "Timestamp":
+			return Field[T]{name: name, sys: timeType}
+		}
+		if err := store.ValidatePropertyName(name); err != nil {
+			return Field[T]{name: name, err: &Error{Property: name, Msg: "Where", Err: err}}
+		}
+		return Field[T]{name: name, untyped: true}
+	}
 	c, err := codecFor(t)
 	if err != nil {
 		return Field[T]{name: name, err: err}
@@ -236,6 +272,9 @@ func (f Field[T]) literal(v any) (any, error) {
 		return nil, f.err
 	}
 	rv := reflect.ValueOf(v)
+	if f.untyped {
+		return v, nil
+	}
 	if f.f == nil {
 		if !rv.IsValid() || (rv.Type() != f.sys && !(f.sys.Kind() == reflect.String && rv.Kind() == reflect.String)) {
 			return nil, &Error{Type: reflect.TypeFor[T](), Property: f.name, Field: f.name,

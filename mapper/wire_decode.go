@@ -24,6 +24,14 @@ func DecodeJSON(data []byte, v any) error {
 }
 
 func (c *codec) decodeJSON(data []byte, v reflect.Value) error {
+	if c.kind != nil {
+		// The kind is checked on the whole entity before any field is set.
+		e, err := wire.DecodeEntity(data)
+		if err != nil {
+			return err
+		}
+		return c.decodeEntity(&e, v)
+	}
 	v.SetZero()
 	var pk, rk string
 	var extra map[string]any

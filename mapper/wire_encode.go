@@ -59,6 +59,14 @@ func wirePrefix(name string, edm store.EdmType) []byte {
 }
 
 func (c *codec) appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
+	if c.kind != nil && c.kind.Property != "" {
+		// The discriminator has no field to write it from in name order.
+		e, err := c.encodeEntity(v)
+		if err != nil {
+			return dst, err
+		}
+		return wire.AppendEntity(dst, &e)
+	}
 	pk, rk, err := c.keysOf(v)
 	if err != nil {
 		return dst, err

@@ -52,6 +52,16 @@ func (c Cond) Filter() (*Filter, error) {
 	return newFilter(c.n, c.count), nil
 }
 
+// Cond returns the condition of a parsed filter, to combine it with
+// others (And, Or, Not). The filter that matches everything gives the zero
+// Cond.
+func (f *Filter) Cond() Cond {
+	if f.MatchesAll() {
+		return Cond{}
+	}
+	return Cond{n: f.root, count: f.count}
+}
+
 // And returns c and every one of others.
 func (c Cond) And(others ...Cond) Cond { return And(append([]Cond{c}, others...)...) }
 

@@ -1,0 +1,185 @@
+package mapper
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// Kind declares which rows of a table hold entities of a type, when one
+// table (often one partition) holds several kinds side by side: a customer
+// and its orders, an employee and its reviews, an entity and its index
+// copies. A kind is told by a RowKey prefix, by a discriminator property,
+// or by both.
+//
+// A type declares its kind in one place, a TableKind method:
+//
+//	func (Order) TableKind() mapper.Kind { return mapper.Kind{Prefix: "order_"} }
+//
+// and every Repository, Partition, Batch and Registry of the type then
+//
+//   - adds the kind's condition to every query (the RowKey range of the
+//     prefix, the discriminator equal to Value), so a query never returns
+//     a row of another kind;
+//   - refuses to decode a row of another kind, a point read included, with
+//     an error matching ErrWrongKind that names the row;
+//   - writes the discriminator on every write, Replace included (a field
+//     for the discriminator, if the type has one, is read back from it and
+//     overwritten with Value on write), and refuses a value whose RowKey
+//     does not start with the prefix.
+//
+// The prefix is part of the stored RowKey: the key your type produces (its
+// rk field or its TableKeys method) must start with it. Building keys with
+// keys.Join or a KeyMaker keeps it in one place.
+type Kind struct {
+	// Prefix, when set, starts the RowKey of every entity of the kind.
+	Prefix string
+	// Property, when set, is the discriminator: a string property every
+	// entity of the kind carries, equal to Value.
+	Property string
+	// Value is the discriminator's value for this kind.
+	Value string
+}
+
+// KindDeclarer is implemented by types that declare their Kind. The
+// method is called once, on the zero value, when the type is first
+// mapped.
+type KindDeclarer interface {
+	TableKind() Kind
+}
+
+// ErrWrongKind matches the error for a row of another kind than the type
+// it was read as.
+var ErrWrongKind = errors.New("mapper: row of another kind")
+
+var kindDeclarerType = reflect.TypeFor[KindDeclarer]()
+
+// String describes the kind for messages.
+func (k Kind) String() string {
+	var parts []string
+	if k.Prefix != "" {
+		parts = append(parts, fmt.Sprintf("RowKey prefix %s", quote(k.Prefix)))
+	}
+	if k.Property != "" {
+		parts = append(parts, fmt.Sprintf("%s = %s", k.Property, quote(k.Value)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// declaredKind reads and checks the kind t declares, nil when none.
+func declaredKind(t reflect.Type, c *codec) (*Kind, error) {
+	var k Kind
+	switch {
+	case t.Implements(kindDeclarerType):
+		k = reflect.New(t).Elem().Interface().(KindDeclarer).TableKind()
+	case reflect.PointerTo(t).Implements(kindDeclarerType):
+		k = reflect.New(t).Interface().(KindDeclarer).TableKind()
+	default:
+		return nil, nil
+	}
+	refuse := func(format string, args ...any) error {
+		return &Error{Type: t, Msg: "TableKind: " + fmt.Sprintf(format, args...)}
+	}
+	if k.Prefix == "" && k.Property == "" {
+		return nil, refuse("the kind sets neither a RowKey Prefix nor a discriminator Property")
+	}
+	if k.Prefix != "" {
+		if err := store.ValidateKeys("", k.Prefix); err != nil {
+			return nil, &Error{Type: t, Msg: fmt.Sprintf("TableKind: prefix %s cannot start a RowKey", quote(k.Prefix)), Err: err}
+		}
+	}
+	switch {
+	case k.Property != "":
+		if err := store.ValidatePropertyName(k.Property); err != nil {
+			return nil, &Error{Type: t, Msg: fmt.Sprintf("TableKind: discriminator property %q", k.Property), Err: err}
+		}
+		if k.Value == "" {
+			return nil, refuse("the discriminator %s has no Value", k.Property)
+		}
+		if f := c.byName[k.Property]; f != nil && f.kind != kString {
+			return nil, f.errorf("the discriminator property %q must be a string field, not %s", k.Property, f.typ)
+		}
+	case k.Value != "":
+		return nil, refuse("Value %s without a discriminator Property", quote(k.Value))
+	}
+	return &k, nil
+}
+
+// kindCond is the condition selecting the kind's rows; the zero Cond when
+// the type declares no kind.
+func (c *codec) kindCond() filter.Cond {
+	if c.kind == nil {
+		return filter.Cond{}
+	}
+	var conds []filter.Cond
+	if c.kind.Prefix != "" {
+		conds = append(conds, filter.RK.HasPrefix(c.kind.Prefix))
+	}
+	if c.kind.Property != "" {
+		conds = append(conds, filter.Prop(c.kind.Property).Eq(c.kind.Value))
+	}
+	return filter.And(conds...)
+}
+
+// checkKey refuses a RowKey that does not start with the kind's prefix.
+func (c *codec) checkKey(rk string) error {
+	if c.kind == nil || c.kind.Prefix == "" || strings.HasPrefix(rk, c.kind.Prefix) {
+		return nil
+	}
+	return &Error{Type: c.typ, Msg: "write refused", Err: refusal(
+		"RowKey %s does not start with %s, the prefix of %s's kind: build the key with it (keys.Join, TableKeys)", quote(rk), quote(c.kind.Prefix), c.typ)}
+}
+
+// stampKind writes the discriminator into a value's properties: the kind
+// wins over whatever a discriminator field holds.
+func (c *codec) stampKind(props map[string]any) error {
+	if c.kind != nil && c.kind.Property != "" {
+		props[c.kind.Property] = c.kind.Value
+	}
+	return nil
+}
+
+// checkKind refuses to decode a row of another kind.
+func (c *codec) checkKind(e *store.Entity) error {
+	if c.kind == nil {
+		return nil
+	}
+	if c.kind.Prefix != "" && !strings.HasPrefix(e.RowKey, c.kind.Prefix) {
+		return fmt.Errorf("%w: row (%s, %s) is not a %s: its RowKey does not start with %s",
+			ErrWrongKind, quote(e.PartitionKey), quote(e.RowKey), c.typ, quote(c.kind.Prefix))
+	}
+	if c.kind.Property != "" {
+		if v, _ := e.Properties[c.kind.Property].(string); v != c.kind.Value {
+			return fmt.Errorf("%w: row (%s, %s) is not a %s: %s is %v, not %s",
+				ErrWrongKind, quote(e.PartitionKey), quote(e.RowKey), c.typ, c.kind.Property, quoteAny(e.Properties[c.kind.Property]), quote(c.kind.Value))
+		}
+	}
+	return nil
+}
+
+func quoteAny(v any) string {
+	if v == nil {
+		return "missing"
+	}
+	if s, ok := v.(string); ok {
+		return quote(s)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// refusal is the *store.Error of a value the mapper refuses: InvalidInput,
+// made by tablekit's own checks.
+func refusal(format string, args ...any) *store.Error {
+	return refuseCode(store.CodeInvalidInput, 400, format, args...)
+}
+
+// refuseCode is a refusal with the code the service would give.
+func refuseCode(code string, status int, format string, args ...any) *store.Error {
+	e := store.Errorf(code, status, format, args...)
+	e.Source = store.SourceClient
+	return e
+}
