@@ -1,4 +1,4 @@
-.PHONY: test test-unit bench lint azurite-install
+.PHONY: test test-unit bench lint azurite azurite-install
 
 # test runs the whole suite with the race detector against memstore and a
 # pinned Azurite started on loopback for the run (scripts/with-azurite.sh
@@ -16,6 +16,12 @@ test-unit:
 # bench runs every benchmark, the Azure ones against a private Azurite.
 bench:
 	scripts/with-azurite.sh go test -run '^$$' -bench . -benchmem ./...
+
+# azurite starts the pinned Azurite on 127.0.0.1 in the foreground for
+# local development, prints the connection string to export, and stops it
+# on Ctrl-C.
+azurite:
+	@scripts/with-azurite.sh scripts/azurite-serve.sh
 
 # azurite-install installs the pinned Azurite from the committed lockfile.
 azurite-install:

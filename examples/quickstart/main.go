@@ -1,8 +1,9 @@
 // Command quickstart shows tablekit end to end on a typed repository:
 // create a table, insert a struct, read it back, update it with its ETag,
 // query a key range across every page, run a transaction and delete. It
-// runs on memstore by default; pass -conn (or set TABLEKIT_CONN) to run the
-// same program against Azurite or Azure.
+// runs on memstore by default; pass -conn (or set TABLEKIT_CONN, or
+// TABLEKIT_AZURITE_CONN as make azurite prints it) to run the same program
+// against Azurite or Azure. It prints which backend it ran on.
 //
 //	go run ./examples/quickstart
 //	go run ./examples/quickstart -conn "$TABLEKIT_AZURITE_CONN"
@@ -18,10 +19,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/azstore"
 )
 
 // Employee is one row of the Employees table: the department is the
@@ -38,18 +38,19 @@ type Employee struct {
 }
 
 func main() {
-	conn := flag.String("conn", os.Getenv("TABLEKIT_CONN"), "storage connection string (Azurite or Azure); empty runs on memstore")
+	conn := backend.ConnFlag()
 	table := flag.String("table", "Quickstart", "table to use (created, then deleted)")
 	flag.Parse()
 
-	st, backend, err := open(*conn)
+	st, name, err := backend.Open(backend.Choose(*conn))
 	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("backend:", name)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := run(ctx, os.Stdout, st, *table); err != nil {
-		log.Fatalf("quickstart on %s: %v", backend, err)
+		log.Fatalf("quickstart on %s: %v", name, err)
 	}
 }
 
@@ -124,15 +125,3 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	return nil
 }
 
-// open returns memstore, or the Azure backend when a connection string is
-// given (Azurite's or an Azure storage account's).
-func open(conn string) (store.Store, string, error) {
-	if conn == "" {
-		return memstore.New(), "memstore", nil
-	}
-	st, err := azstore.NewFromConnectionString(conn, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	return st, "azure", nil
-}

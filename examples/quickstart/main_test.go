@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
@@ -50,9 +53,9 @@ func TestQuickstartOnMemstore(t *testing.T) {
 
 func TestQuickstartOnAzurite(t *testing.T) {
 	conn := azuritetest.Conn(t)
-	st, backend, err := open(conn)
-	if err != nil || backend != "azure" {
-		t.Fatalf("open: %v (%s)", err, backend)
+	st, name, err := backend.Open(conn)
+	if err != nil || !strings.HasPrefix(name, "Azurite") {
+		t.Fatalf("open: %v (%s)", err, name)
 	}
 	runOn(t, st, fmt.Sprintf("Quickstart%d", time.Now().UnixNano()%1_000_000_000))
 }
@@ -65,5 +68,41 @@ func TestQuickstartFailsCleanlyOnAnExistingTable(t *testing.T) {
 	err := run(t.Context(), &bytes.Buffer{}, st, "Taken")
 	if store.Code(err) != store.CodeTableAlreadyExists {
 		t.Fatalf("run on an existing table: %v, want TableAlreadyExists", err)
+	}
+}
+
+// TestQuickstartPrintsItsBackend runs the program itself: with
+// TABLEKIT_AZURITE_CONN set (as make azurite prints it) and no flag it
+// runs on Azurite and says so; with nothing set, on memstore.
+func TestQuickstartPrintsItsBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the program")
+	}
+	cases := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"memstore", []string{"TABLEKIT_CONN=", "TABLEKIT_AZURITE_CONN="}, "backend: memstore"},
+	}
+	if conn := os.Getenv(azuritetest.ConnEnv); conn != "" {
+		cases = append(cases, struct {
+			name string
+			env  []string
+			want string
+		}{"azurite", []string{"TABLEKIT_CONN=", "TABLEKIT_AZURITE_CONN=" + conn}, "backend: Azurite"})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command("go", "run", ".", "-table", fmt.Sprintf("Quick%d", time.Now().UnixNano()%1_000_000_000))
+			cmd.Env = append(os.Environ(), c.env...)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("go run: %v\n%s", err, out)
+			}
+			if !strings.HasPrefix(string(out), c.want) || !strings.Contains(string(out), "deleted; reading it again: not found = true") {
+				t.Fatalf("output:\n%s\nwant it to start with %q and run to the end", out, c.want)
+			}
+		})
 	}
 }
