@@ -10,13 +10,17 @@ import (
 	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // azuriteStore returns a store on the Azurite that make test starts (see
 // azuritetest.Conn for the skip and require rules).
 func azuriteStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := azstore.NewFromConnectionString(azuritetest.Conn(t), nil)
+	st, err := azstore.NewFromConnectionString(azuritetest.Conn(t), &azstore.Options{
+		Services: []azstore.Service{azqueues.Service(), azblobs.Service()},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,4 +124,3 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	fmt.Fprintf(w, "deleted; reading it again: not found = %v\n", errors.Is(err, store.ErrNotFound))
 	return nil
 }
-

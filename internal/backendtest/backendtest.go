@@ -17,6 +17,8 @@ import (
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // Backend is one store under test.
@@ -57,7 +59,9 @@ func Memstore(opts ...memstore.Option) Backend {
 // when Azurite is not running.
 func Azurite(tb testing.TB) Backend {
 	tb.Helper()
-	st, err := azstore.NewFromConnectionString(azuritetest.Conn(tb), nil)
+	st, err := azstore.NewFromConnectionString(azuritetest.Conn(tb), &azstore.Options{
+		Services: []azstore.Service{azqueues.Service(), azblobs.Service()},
+	})
 	if err != nil {
 		tb.Fatalf("azstore: %v", err)
 	}

@@ -1,8 +1,17 @@
 // Package azstore is tablekit's Azure backend: a store.Store over the
-// official SDK modules, aztables for tables, azqueue for queues and azblob
-// for blobs, authenticated by a connection string, a shared key, a SAS or
-// any azcore.TokenCredential (azidentity's DefaultAzureCredential and
-// friends). It works unchanged against Azure Storage and Azurite.
+// official SDK modules, aztables for tables, authenticated by a connection
+// string, a shared key, a SAS or any azcore.TokenCredential (azidentity's
+// DefaultAzureCredential and friends). It works unchanged against Azure
+// Storage and Azurite.
+//
+// Queues and blobs are services of their own, in the packages
+// store/azstore/azqueues and store/azstore/azblobs, added to a store with
+// Options.Services; a program that uses only tables links neither the
+// azqueue nor the azblob module (nor their dependencies):
+//
+//	st, err := azstore.NewFromConnectionString(conn, &azstore.Options{
+//		Services: []azstore.Service{azqueues.Service(), azblobs.Service()},
+//	})
 //
 // Every call validates its input with store's rules before any request is
 // sent, so Azure, Azurite and memstore refuse the same bad input with the
@@ -16,16 +25,13 @@ package azstore
 import (
 	"errors"
 	"net/http"
-	"slices"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 )
 
 // Endpoints are the service URLs of one storage account, such as
@@ -64,14 +70,24 @@ type Options struct {
 	// InsecureAllowCredentialWithHTTP lets a token credential be sent over
 	// plain HTTP, for local emulators only.
 	InsecureAllowCredentialWithHTTP bool
+	// Services adds the account's other services: azqueues.Service() for
+	// queues, azblobs.Service() for blobs. Without them the store's Queue
+	// and Container handles fail with an error saying how to add them.
+	Services []Service
 }
+
+// Service adds a storage service (queues or blobs) to a Store; the
+// packages store/azstore/azqueues and store/azstore/azblobs provide them.
+type Service = azbase.Service
 
 // Store is a storage account: it implements store.Store. It is safe for
 // concurrent use.
 type Store struct {
 	tables *aztables.ServiceClient
-	queues *azqueue.ServiceClient
-	blobs  *azblob.Client
+	// queues and containers open handles of the attached services; nil
+	// without them.
+	queues     func(name string) store.Queue
+	containers func(name string) store.Container
 	// writeRetry is the retry policy of non-idempotent writes.
 	writeRetry policy.RetryOptions
 	// filterRetry is the policy of a filtered query's first try: it does
@@ -84,87 +100,27 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// defaultRetry fills zero fields of r with tablekit's defaults.
-func defaultRetry(r policy.RetryOptions) policy.RetryOptions {
-	if r.MaxRetries == 0 {
-		r.MaxRetries = 4
-	}
-	if r.RetryDelay == 0 {
-		r.RetryDelay = 500 * time.Millisecond
-	}
-	if r.MaxRetryDelay == 0 {
-		r.MaxRetryDelay = 30 * time.Second
-	}
-	if r.StatusCodes == nil {
-		r.StatusCodes = []int{http.StatusRequestTimeout, http.StatusInternalServerError,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
-	}
-	return r
-}
-
-// refusedOnly retries a request only when the service certainly did not
-// act on it: a 503 ServerBusy (throttled before any work) or a connection
-// that was never established (and might be, soon). A lost response, a 500
-// OperationTimedOut or a reset connection may hide a write that was
-// applied, so those are returned to the caller instead of replayed.
-func refusedOnly(resp *http.Response, err error) bool {
-	if err != nil {
-		return isDialError(err) && !permanentDialError(err)
-	}
-	return resp.StatusCode == http.StatusServiceUnavailable
-}
-
-// retryable is the retry rule of requests that are safe to repeat: the
-// configured statuses, and transport errors other than a refused
-// connection or an unknown host, which fail fast instead of after the
-// whole backoff schedule.
-func retryable(statuses []int) func(*http.Response, error) bool {
-	return func(resp *http.Response, err error) bool {
-		if err != nil {
-			return !permanentDialError(err)
-		}
-		return slices.Contains(statuses, resp.StatusCode)
-	}
-}
-
 func clientOptions(o *Options) azcore.ClientOptions {
-	var co azcore.ClientOptions
-	var next policy.Transporter = defaultHTTPClient()
-	if o != nil {
-		if o.Transport != nil {
-			next = o.Transport
-		}
-		co.Retry = o.Retry
-		co.InsecureAllowCredentialWithHTTP = o.InsecureAllowCredentialWithHTTP
+	if o == nil {
+		return azbase.ClientOptions(nil, policy.RetryOptions{}, false)
 	}
-	co.Transport = transport{next: next}
-	co.Retry = defaultRetry(co.Retry)
-	if co.Retry.ShouldRetry == nil {
-		co.Retry.ShouldRetry = retryable(co.Retry.StatusCodes)
-	}
-	return co
+	return azbase.ClientOptions(o.Transport, o.Retry, o.InsecureAllowCredentialWithHTTP)
 }
 
-// tableOptions and queueOptions add the request rewrites of policy.go.
+// tableOptions adds the request rewrites of policy.go.
 func tableOptions(o *Options) *aztables.ClientOptions {
 	co := clientOptions(o)
 	co.PerCallPolicies = append(co.PerCallPolicies, tablePolicy{})
 	return &aztables.ClientOptions{ClientOptions: co}
 }
 
-func queueOptions(o *Options) *azqueue.ClientOptions {
-	co := clientOptions(o)
-	co.PerCallPolicies = append(co.PerCallPolicies, queuePolicy{})
-	return &azqueue.ClientOptions{ClientOptions: co}
-}
-
 func newStore(o *Options) *Store {
-	wr := clientOptions(o).Retry
-	fr := wr
-	wr.ShouldRetry = refusedOnly
+	co := clientOptions(o)
+	wr := azbase.WriteRetry(co)
+	fr := co.Retry
 	fr.ShouldRetry = func(resp *http.Response, err error) bool {
 		if err != nil {
-			return !permanentDialError(err)
+			return !azbase.PermanentDialError(err)
 		}
 		switch resp.StatusCode {
 		case http.StatusRequestTimeout, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -176,9 +132,28 @@ func newStore(o *Options) *Store {
 }
 
 // errNoEndpoint reports a service the store was built without.
-func errNoEndpoint(service string) error {
-	return &store.Error{Code: store.CodeInvalidInput, Status: 400, Index: -1,
-		Message: "azstore: this store has no " + service + " endpoint: pass one in Endpoints or the connection string"}
+func errNoEndpoint(service string) error { return azbase.ErrNoEndpoint(service) }
+
+// attach connects the services opts asks for.
+func (s *Store) attach(opts *Options, urls Endpoints, name, key string, token azcore.TokenCredential) error {
+	if opts == nil || len(opts.Services) == 0 {
+		return nil
+	}
+	a := &azbase.Attachment{
+		Endpoints:   map[string]string{"queue": urls.Queue, "blob": urls.Blob},
+		AccountName: name, AccountKey: key, Token: token,
+		Options: clientOptions(opts),
+	}
+	for _, svc := range opts.Services {
+		if svc == nil {
+			return errors.New("azstore: Options.Services holds a nil Service")
+		}
+		if err := svc.Attach(a); err != nil {
+			return err
+		}
+	}
+	s.queues, s.containers = a.Queues, a.Containers
+	return nil
 }
 
 var errNoCredential = errors.New("azstore: credential is nil")
@@ -190,35 +165,19 @@ func NewWithSharedKey(accountName, accountKey string, urls Endpoints, opts *Opti
 		return nil, err
 	}
 	s := newStore(opts)
-	co := clientOptions(opts)
 	var err error
 	s.emulator = isEmulator(urls.Table)
+	cred, cerr := aztables.NewSharedKeyCredential(accountName, accountKey)
+	if cerr != nil {
+		return nil, errors.New("azstore: the account key is not valid base64")
+	}
 	if urls.Table != "" {
-		cred, cerr := aztables.NewSharedKeyCredential(accountName, accountKey)
-		if cerr != nil {
-			return nil, errors.New("azstore: the account key is not valid base64")
-		}
 		if s.tables, err = aztables.NewServiceClientWithSharedKey(urls.Table, cred, tableOptions(opts)); err != nil {
 			return nil, endpointErr("table", err)
 		}
 	}
-	if urls.Queue != "" {
-		cred, cerr := azqueue.NewSharedKeyCredential(accountName, accountKey)
-		if cerr != nil {
-			return nil, errors.New("azstore: the account key is not valid base64")
-		}
-		if s.queues, err = azqueue.NewServiceClientWithSharedKeyCredential(urls.Queue, cred, queueOptions(opts)); err != nil {
-			return nil, endpointErr("queue", err)
-		}
-	}
-	if urls.Blob != "" {
-		cred, cerr := azblob.NewSharedKeyCredential(accountName, accountKey)
-		if cerr != nil {
-			return nil, errors.New("azstore: the account key is not valid base64")
-		}
-		if s.blobs, err = azblob.NewClientWithSharedKeyCredential(urls.Blob, cred, &azblob.ClientOptions{ClientOptions: co}); err != nil {
-			return nil, endpointErr("blob", err)
-		}
+	if err := s.attach(opts, urls, accountName, accountKey, nil); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -234,7 +193,6 @@ func NewWithTokenCredential(urls Endpoints, cred azcore.TokenCredential, opts *O
 		return nil, errNoCredential
 	}
 	s := newStore(opts)
-	co := clientOptions(opts)
 	var err error
 	s.emulator = isEmulator(urls.Table)
 	if urls.Table != "" {
@@ -242,15 +200,8 @@ func NewWithTokenCredential(urls Endpoints, cred azcore.TokenCredential, opts *O
 			return nil, endpointErr("table", err)
 		}
 	}
-	if urls.Queue != "" {
-		if s.queues, err = azqueue.NewServiceClient(urls.Queue, cred, queueOptions(opts)); err != nil {
-			return nil, endpointErr("queue", err)
-		}
-	}
-	if urls.Blob != "" {
-		if s.blobs, err = azblob.NewClient(urls.Blob, cred, &azblob.ClientOptions{ClientOptions: co}); err != nil {
-			return nil, endpointErr("blob", err)
-		}
+	if err := s.attach(opts, urls, "", "", cred); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -260,7 +211,6 @@ func NewWithTokenCredential(urls Endpoints, cred azcore.TokenCredential, opts *O
 // all three).
 func NewFromSASURL(urls Endpoints, opts *Options) (*Store, error) {
 	s := newStore(opts)
-	co := clientOptions(opts)
 	var err error
 	s.emulator = isEmulator(urls.Table)
 	if urls.Table != "" {
@@ -268,15 +218,8 @@ func NewFromSASURL(urls Endpoints, opts *Options) (*Store, error) {
 			return nil, endpointErr("table", err)
 		}
 	}
-	if urls.Queue != "" {
-		if s.queues, err = azqueue.NewServiceClientWithNoCredential(urls.Queue, queueOptions(opts)); err != nil {
-			return nil, endpointErr("queue", err)
-		}
-	}
-	if urls.Blob != "" {
-		if s.blobs, err = azblob.NewClientWithNoCredential(urls.Blob, &azblob.ClientOptions{ClientOptions: co}); err != nil {
-			return nil, endpointErr("blob", err)
-		}
+	if err := s.attach(opts, urls, "", "", nil); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -304,4 +247,23 @@ func validAccountName(name string) error {
 func endpointErr(service string, err error) error {
 	_ = err
 	return errors.New("azstore: the " + service + " endpoint is not a valid URL")
+}
+
+// Queue implements store.Store: a queue of the attached queue service
+// (azqueues), or a handle whose every call explains how to attach one.
+func (s *Store) Queue(name string) store.Queue {
+	if s.queues == nil {
+		return missingQueue(name)
+	}
+	return s.queues(name)
+}
+
+// Container implements store.Store: a container of the attached blob
+// service (azblobs), or a handle whose every call explains how to attach
+// one.
+func (s *Store) Container(name string) store.Container {
+	if s.containers == nil {
+		return missingContainer(name)
+	}
+	return s.containers(name)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // azuriteConn returns the connection string of the Azurite that
@@ -27,9 +29,12 @@ func newAzuriteStore(tb testing.TB) store.Store {
 func azuriteStore(tb testing.TB) *Store {
 	tb.Helper()
 	conn := azuriteConn(tb)
-	sharedOnce.Do(func() { sharedStore, sharedErr = NewFromConnectionString(conn, nil) })
+	sharedOnce.Do(func() { sharedStore, sharedErr = NewFromConnectionString(conn, &Options{Services: allServices()}) })
 	if sharedErr != nil {
 		tb.Fatalf("NewFromConnectionString: %v", sharedErr)
 	}
 	return sharedStore
 }
+
+// allServices are the queue and blob services, for tests that use them.
+func allServices() []Service { return []Service{azqueues.Service(), azblobs.Service()} }

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 	"github.com/tablekit/tablekit/store/wire"
 )
 
@@ -35,7 +36,7 @@ var transactionTypes = [...]aztables.TransactionType{
 // fail on its own inserts or undo another writer's work. Its rows are
 // read back instead (store.Settle).
 func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func (h *tableHandle) transactResult(ctx context.Context, raw *http.Response, er
 		if err == nil {
 			return nil, decodeErr(errors.New("no changeset response"), what, true)
 		}
-		return nil, classify(ctx, err, what, true)
+		return nil, azbase.Classify(ctx, err, what, true)
 	}
 	body, perr := runtime.Payload(raw)
 	if perr != nil {
@@ -137,7 +138,7 @@ func (h *tableHandle) transactResult(ctx context.Context, raw *http.Response, er
 		}
 	}
 	if err != nil {
-		return nil, classify(ctx, err, what, true)
+		return nil, azbase.Classify(ctx, err, what, true)
 	}
 	if len(parts) != len(actions) {
 		return nil, decodeErr(errors.New("the changeset response has "+strconv.Itoa(len(parts))+" parts for "+strconv.Itoa(len(actions))+" actions"), what, true)
@@ -176,9 +177,9 @@ type changesetPart struct {
 
 // failure builds the *store.Error of a failed inner response.
 func (p changesetPart) failure(what string, n int) *store.Error {
-	code, msg := parseServiceError(p.body)
+	code, msg := azbase.ParseServiceError(p.body)
 	if code == "" {
-		code = codeForStatus(p.status)
+		code = azbase.CodeForStatus(p.status)
 	}
 	index := -1
 	if i := strings.IndexByte(msg, ':'); i > 0 {

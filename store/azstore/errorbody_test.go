@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 )
 
 // The Queue and Blob services open their XML bodies with a UTF-8 byte
@@ -79,7 +80,7 @@ func TestTransactReadsXMLChangesetError(t *testing.T) {
 	}
 	// A Table XML error may open with a byte order mark too.
 	body := cases[0].part[strings.Index(cases[0].part, "\r\n\r\n")+4:]
-	if code, msg := parseServiceError([]byte("\ufeff" + body)); code != "EntityAlreadyExists" || msg != "1:The specified entity already exists." {
+	if code, msg := azbase.ParseServiceError([]byte("\ufeff" + body)); code != "EntityAlreadyExists" || msg != "1:The specified entity already exists." {
 		t.Errorf("XML error after a byte order mark parses as %q %q", code, msg)
 	}
 }

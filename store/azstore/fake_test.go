@@ -49,7 +49,7 @@ var fastRetry = policy.RetryOptions{RetryDelay: time.Millisecond, MaxRetryDelay:
 func (f *fake) sharedKeyStore(t *testing.T) *Store {
 	t.Helper()
 	st, err := NewWithSharedKey("acct", secretKey, Endpoints{Table: f.srv.URL + "/acct", Queue: f.srv.URL + "/acct", Blob: f.srv.URL + "/acct"},
-		&Options{Retry: fastRetry})
+		&Options{Retry: fastRetry, Services: allServices()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestTokenCredentialSendsBearer(t *testing.T) {
 	})
 	cred := &fakeCredential{}
 	st, err := NewWithTokenCredential(Endpoints{Table: f.srv.URL + "/acct", Queue: f.srv.URL + "/acct", Blob: f.srv.URL + "/acct"}, cred,
-		&Options{Transport: f.srv.Client(), Retry: fastRetry})
+		&Options{Transport: f.srv.Client(), Retry: fastRetry, Services: allServices()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +151,24 @@ func TestSASURLKeptAndRedacted(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "topsecret") {
 		t.Errorf("transport error = %v: want an error without the signature", err)
 	}
-	// The queue and blob services were not configured.
-	if err := st.Queue("qqq").Create(t.Context()); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "queue endpoint") {
+	// The queue and blob services were not attached: their handles say
+	// how to attach them.
+	if err := st.Queue("qqq").Create(t.Context()); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "azqueues.Service()") {
+		t.Errorf("queue without the service: %v", err)
+	}
+	if _, _, err := st.Container("ccc").Get(t.Context(), "b"); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "azblobs.Service()") {
+		t.Errorf("container without the service: %v", err)
+	}
+	// Attached, but without an endpoint: the handles say that.
+	sas, err := NewFromSASURL(Endpoints{Table: f.srv.URL + "/acct?sv=2020&sig=topsecret"}, &Options{Retry: fastRetry, Services: allServices()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sas.Queue("qqq").Create(t.Context()); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "queue endpoint") {
 		t.Errorf("queue without endpoint: %v", err)
+	}
+	if err := sas.Container("ccc").Create(t.Context()); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "blob endpoint") {
+		t.Errorf("container without endpoint: %v", err)
 	}
 }
 

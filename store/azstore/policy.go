@@ -24,7 +24,6 @@ type ctxKey int
 
 const (
 	ctxEmptyPK ctxKey = iota + 1
-	ctxKeepMessageBody
 	ctxQuotedKeys
 	ctxQueryBody
 )
@@ -195,25 +194,6 @@ func asciiJSON(b []byte) []byte {
 		esc(r)
 	}
 	return out
-}
-
-// queuePolicy drops the body of a message update marked
-// withKeepMessageBody: azqueue always sends a message text, but Update
-// Message without a body changes only the visibility and keeps the text.
-type queuePolicy struct{}
-
-func withKeepMessageBody(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ctxKeepMessageBody, true)
-}
-
-func (queuePolicy) Do(req *policy.Request) (*http.Response, error) {
-	if keep, _ := req.Raw().Context().Value(ctxKeepMessageBody).(bool); keep && req.Raw().Method == http.MethodPut {
-		if err := req.SetBody(nil, ""); err != nil {
-			return nil, err
-		}
-		req.Raw().Header.Del("Content-Type")
-	}
-	return req.Next()
 }
 
 // undoubleKeyMembers turns each doubled quote back into one inside the "PartitionKey" and

@@ -59,7 +59,7 @@ func newRecorder(t *testing.T) *recorder {
 }
 
 func (rec *recorder) store(t *testing.T) *Store {
-	st, err := NewWithSharedKey("acct", secretKey, Endpoints{Table: rec.srv.URL + "/acct", Queue: rec.srv.URL + "/acct"}, &Options{Retry: fastRetry})
+	st, err := NewWithSharedKey("acct", secretKey, Endpoints{Table: rec.srv.URL + "/acct", Queue: rec.srv.URL + "/acct"}, &Options{Retry: fastRetry, Services: allServices()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 	"github.com/tablekit/tablekit/store/filter"
 	"github.com/tablekit/tablekit/store/wire"
 )
@@ -49,7 +50,7 @@ func decodeEntityToken(tok string, scope uint64) (npk, nrk string, err error) {
 // the entity lacks is absent from Properties, as on memstore (Azure sends
 // it as null).
 func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return store.Page{}, err
 	}
@@ -101,7 +102,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		resp, body, err = h.fetch(ctx, opts)
 	}
 	if err != nil {
-		return store.Page{}, classify(ctx, err, "query "+quote(h.name), false)
+		return store.Page{}, azbase.Classify(ctx, err, "query "+quote(h.name), false)
 	}
 	var page store.Page
 	err = wire.EachEntity(body, func(obj []byte) error {

@@ -48,7 +48,7 @@ func TestNoSecretInLogsOrErrors(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
 
-	fast := &Options{Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond, MaxRetryDelay: time.Millisecond}}
+	fast := &Options{Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond, MaxRetryDelay: time.Millisecond}, Services: allServices()}
 	const sig = "sig=topsecretsignature"
 	var errs []error
 	for _, base := range []string{f.srv.URL, closed} {

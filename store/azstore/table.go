@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 	"github.com/tablekit/tablekit/store/wire"
 )
 
@@ -67,7 +68,7 @@ func (h *tableHandle) what(op string, pk, rk string) string {
 // Get implements store.Table. The service's point read has no $select, so
 // a projection is applied to the entity read.
 func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOptions) (store.Entity, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return store.Entity{}, err
 	}
@@ -93,13 +94,13 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 		resp, err = get()
 	}
 	if err != nil {
-		return store.Entity{}, classify(ctx, err, h.what("get from", pk, rk), false)
+		return store.Entity{}, azbase.Classify(ctx, err, h.what("get from", pk, rk), false)
 	}
 	// Decode the service's own bytes: aztables re-marshals the entity
 	// through map[string]any, which turns a whole Double 1.0 into 1.
 	body, err := runtime.Payload(raw)
 	if err != nil {
-		return store.Entity{}, classify(ctx, err, h.what("get from", pk, rk), false)
+		return store.Entity{}, azbase.Classify(ctx, err, h.what("get from", pk, rk), false)
 	}
 	e, err := wire.DecodeEntity(body)
 	if err != nil {
@@ -115,7 +116,7 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 // decodeErr reports an answer that could not be read (cut short, or
 // garbled): as a lost answer, Unknown for a write.
 func decodeErr(err error, what string, write bool) error {
-	e := lost(what, write, err)
+	e := azbase.Lost(what, write, err)
 	e.Message = what + ": the service's answer could not be read"
 	if write {
 		e.Message += " (it may have been applied)"
@@ -173,7 +174,7 @@ func encode(e *store.Entity) ([]byte, error) {
 // Insert implements store.Table. An insert is not idempotent: it is
 // retried only when the service refused it outright (see docs/azure.md).
 func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -195,7 +196,7 @@ func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, e
 		resp, err = add()
 	}
 	if err != nil {
-		err = classify(ctx, err, h.what("insert into", e.PartitionKey, e.RowKey), true)
+		err = azbase.Classify(ctx, err, h.what("insert into", e.PartitionKey, e.RowKey), true)
 		return h.settleOne(ctx, store.Action{Kind: store.ActionInsert, Entity: e}, err)
 	}
 	return store.ETag(resp.ETag), nil
@@ -205,7 +206,7 @@ func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, e
 // retried only when refused outright: a replay after a lost response
 // would fail its own condition.
 func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -243,7 +244,7 @@ func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.Upd
 		resp, err = update()
 	}
 	if err != nil {
-		err = classify(ctx, err, h.what("update", e.PartitionKey, e.RowKey), true)
+		err = azbase.Classify(ctx, err, h.what("update", e.PartitionKey, e.RowKey), true)
 		return h.settleOne(ctx, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch}, err)
 	}
 	return store.ETag(resp.ETag), nil
@@ -258,7 +259,7 @@ func updateMode(m store.UpdateMode) aztables.UpdateMode {
 
 // Upsert implements store.Table. Upserts are idempotent and retried.
 func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.UpdateMode) (store.ETag, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -287,7 +288,7 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 		resp, err = upsert()
 	}
 	if err != nil {
-		err = classify(ctx, err, h.what("upsert into", e.PartitionKey, e.RowKey), true)
+		err = azbase.Classify(ctx, err, h.what("upsert into", e.PartitionKey, e.RowKey), true)
 		return h.settleOne(ctx, store.Action{Kind: kind, Entity: e}, err)
 	}
 	return store.ETag(resp.ETag), nil
@@ -296,7 +297,7 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 // Delete implements store.Table. A delete is retried only when refused
 // outright: a replay after a lost response would report ResourceNotFound.
 func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.ETag) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -323,7 +324,7 @@ func (h *tableHandle) Delete(ctx context.Context, pk, rk string, ifMatch store.E
 		err = del()
 	}
 	if err != nil {
-		err = classify(ctx, err, h.what("delete from", pk, rk), true)
+		err = azbase.Classify(ctx, err, h.what("delete from", pk, rk), true)
 		_, err = h.settleOne(ctx, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch}, err)
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -21,7 +22,7 @@ func (s *Store) once(ctx context.Context) context.Context {
 // service refused it outright: a replay after a lost response would
 // report TableAlreadyExists for the caller's own table.
 func (s *Store) CreateTable(ctx context.Context, name string) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func (s *Store) CreateTable(ctx context.Context, name string) error {
 		return errNoEndpoint("table")
 	}
 	_, err = s.tables.CreateTable(s.once(ctx), name, nil)
-	return classify(ctx, err, "create table "+quote(name), true)
+	return azbase.Classify(ctx, err, "create table "+quote(name), true)
 }
 
 // CreateTableIfNotExists implements store.Store.
@@ -46,7 +47,7 @@ func (s *Store) CreateTableIfNotExists(ctx context.Context, name string) (bool, 
 
 // DeleteTable implements store.Store.
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (s *Store) DeleteTable(ctx context.Context, name string) error {
 		return errNoEndpoint("table")
 	}
 	_, err = s.tables.DeleteTable(s.once(ctx), name, nil)
-	return classify(ctx, err, "delete table "+quote(name), true)
+	return azbase.Classify(ctx, err, "delete table "+quote(name), true)
 }
 
 const tableTokenPrefix = "tkat1."
@@ -68,7 +69,7 @@ func tableScope(prefix string) uint64 { return store.TokenScope("", prefix) }
 // ListTables implements store.Store: one page of table names, through the
 // service's NextTableName continuation wrapped in an opaque token.
 func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (store.TablePage, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return store.TablePage{}, err
 	}
@@ -100,7 +101,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 	pager := s.tables.NewListTablesPager(lo)
 	resp, err := pager.NextPage(ctx)
 	if err != nil {
-		return store.TablePage{}, classify(ctx, err, "list tables", false)
+		return store.TablePage{}, azbase.Classify(ctx, err, "list tables", false)
 	}
 	var page store.TablePage
 	for _, t := range resp.Tables {
@@ -114,12 +115,6 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 	return page, nil
 }
 
-// quote quotes a name for a message.
-func quote(s string) string { return quoteTrunc(s) }
-
-func quoteTrunc(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "..."
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
-}
+// quote and quoteTrunc quote a name or key for a message.
+func quote(s string) string      { return azbase.Quote(s) }
+func quoteTrunc(s string) string { return azbase.Quote(s) }

@@ -11,6 +11,8 @@ import (
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // Environment variables read when -conn is not given.
@@ -37,14 +39,17 @@ func Choose(flagValue string) string {
 	return ""
 }
 
-// Open returns the store for conn ("" is a fresh memstore) and a
+// Open returns the store for conn ("" is a fresh memstore; otherwise
+// azstore with its queue and blob services) and a
 // one-line description of it for the program to print, which never
 // contains the connection string's secrets.
 func Open(conn string) (st store.Store, name string, err error) {
 	if conn == "" {
 		return memstore.New(), "memstore (in memory)", nil
 	}
-	az, err := azstore.NewFromConnectionString(conn, nil)
+	az, err := azstore.NewFromConnectionString(conn, &azstore.Options{
+		Services: []azstore.Service{azqueues.Service(), azblobs.Service()},
+	})
 	if err != nil {
 		return nil, "", err
 	}

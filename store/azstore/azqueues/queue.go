@@ -1,29 +1,23 @@
-package azstore
+package azqueues
 
 import (
 	"context"
+	"net/http"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 )
 
 // queueHandle is one queue of the account; it implements store.Queue.
 type queueHandle struct {
-	s      *Store
+	svc    *service
 	name   string
 	client *azqueue.QueueClient
-}
-
-// Queue implements store.Store. It does no I/O.
-func (s *Store) Queue(name string) store.Queue {
-	h := &queueHandle{s: s, name: name}
-	if s.queues != nil {
-		h.client = s.queues.NewQueueClient(name)
-	}
-	return h
 }
 
 // Name implements store.Queue.
@@ -34,14 +28,14 @@ func (h *queueHandle) ready() error {
 		return err
 	}
 	if h.client == nil {
-		return errNoEndpoint("queue")
+		return azbase.ErrNoEndpoint("queue")
 	}
 	return nil
 }
 
 // Create implements store.Queue; an existing queue is not an error.
 func (h *queueHandle) Create(ctx context.Context) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -49,7 +43,7 @@ func (h *queueHandle) Create(ctx context.Context) error {
 		return err
 	}
 	_, err = h.client.Create(ctx, nil)
-	err = classify(ctx, err, "create queue "+quote(h.name), true)
+	err = azbase.Classify(ctx, err, "create queue "+azbase.Quote(h.name), true)
 	if store.Code(err) == store.CodeQueueAlreadyExists {
 		return nil
 	}
@@ -58,15 +52,15 @@ func (h *queueHandle) Create(ctx context.Context) error {
 
 // Delete implements store.Queue.
 func (h *queueHandle) Delete(ctx context.Context) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err = h.client.Delete(h.s.once(ctx), nil)
-	return classify(ctx, err, "delete queue "+quote(h.name), true)
+	_, err = h.client.Delete(azbase.Once(ctx, h.svc.writeRetry), nil)
+	return azbase.Classify(ctx, err, "delete queue "+azbase.Quote(h.name), true)
 }
 
 // encodeBody checks a body and returns the message text it travels as
@@ -90,7 +84,7 @@ func seconds(d time.Duration) *int32 { return to.Ptr(int32(d / time.Second)) }
 // Put implements store.Queue. A put is retried only when refused outright:
 // a replay after a lost response would enqueue the message twice.
 func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptions) (store.Message, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -109,23 +103,23 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	if ttl > 0 {
 		o.TimeToLive = seconds(ttl)
 	}
-	resp, err := h.client.EnqueueMessage(h.s.once(ctx), text, o)
+	resp, err := h.client.EnqueueMessage(azbase.Once(ctx, h.svc.writeRetry), text, o)
 	if err != nil {
-		return store.Message{}, classify(ctx, err, "put to queue "+quote(h.name), true)
+		return store.Message{}, azbase.Classify(ctx, err, "put to queue "+azbase.Quote(h.name), true)
 	}
 	var m store.Message
 	if len(resp.Messages) > 0 && resp.Messages[0] != nil {
 		e := resp.Messages[0]
-		m = store.Message{ID: deref(e.MessageID), PopReceipt: deref(e.PopReceipt),
-			InsertionTime: derefTime(e.InsertionTime), NextVisible: derefTime(e.TimeNextVisible),
-			ExpirationTime: derefTime(e.ExpirationTime)}
+		m = store.Message{ID: azbase.Deref(e.MessageID), PopReceipt: azbase.Deref(e.PopReceipt),
+			InsertionTime: azbase.DerefTime(e.InsertionTime), NextVisible: azbase.DerefTime(e.TimeNextVisible),
+			ExpirationTime: azbase.DerefTime(e.ExpirationTime)}
 	}
 	return m, nil
 }
 
 // Get implements store.Queue.
 func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) ([]store.Message, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -138,19 +132,19 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 	if err := store.ValidateVisibility("visibility timeout", visibility, store.MinGetVisibility); err != nil {
 		return nil, err
 	}
-	resp, err := h.client.DequeueMessages(h.s.once(ctx), &azqueue.DequeueMessagesOptions{
+	resp, err := h.client.DequeueMessages(azbase.Once(ctx, h.svc.writeRetry), &azqueue.DequeueMessagesOptions{
 		NumberOfMessages: to.Ptr(int32(n)), VisibilityTimeout: seconds(visibility)})
 	if err != nil {
-		return nil, classify(ctx, err, "get from queue "+quote(h.name), true)
+		return nil, azbase.Classify(ctx, err, "get from queue "+azbase.Quote(h.name), true)
 	}
 	out := make([]store.Message, 0, len(resp.Messages))
 	for _, d := range resp.Messages {
 		if d == nil {
 			continue
 		}
-		m := store.Message{ID: deref(d.MessageID), PopReceipt: deref(d.PopReceipt),
-			InsertionTime: derefTime(d.InsertionTime), ExpirationTime: derefTime(d.ExpirationTime),
-			NextVisible: derefTime(d.TimeNextVisible), Body: decodeBody(d.MessageText)}
+		m := store.Message{ID: azbase.Deref(d.MessageID), PopReceipt: azbase.Deref(d.PopReceipt),
+			InsertionTime: azbase.DerefTime(d.InsertionTime), ExpirationTime: azbase.DerefTime(d.ExpirationTime),
+			NextVisible: azbase.DerefTime(d.TimeNextVisible), Body: decodeBody(d.MessageText)}
 		if d.DequeueCount != nil {
 			m.DequeueCount = *d.DequeueCount
 		}
@@ -161,7 +155,7 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 
 // Peek implements store.Queue.
 func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -173,15 +167,15 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 	}
 	resp, err := h.client.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(n))})
 	if err != nil {
-		return nil, classify(ctx, err, "peek at queue "+quote(h.name), false)
+		return nil, azbase.Classify(ctx, err, "peek at queue "+azbase.Quote(h.name), false)
 	}
 	out := make([]store.Message, 0, len(resp.Messages))
 	for _, p := range resp.Messages {
 		if p == nil {
 			continue
 		}
-		m := store.Message{ID: deref(p.MessageID), InsertionTime: derefTime(p.InsertionTime),
-			ExpirationTime: derefTime(p.ExpirationTime), Body: decodeBody(p.MessageText)}
+		m := store.Message{ID: azbase.Deref(p.MessageID), InsertionTime: azbase.DerefTime(p.InsertionTime),
+			ExpirationTime: azbase.DerefTime(p.ExpirationTime), Body: decodeBody(p.MessageText)}
 		if p.DequeueCount != nil {
 			m.DequeueCount = *p.DequeueCount
 		}
@@ -192,7 +186,7 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 
 // Update implements store.Queue.
 func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []byte, visibility time.Duration) (store.Message, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -215,36 +209,41 @@ func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []
 		// service keeps the current one.
 		ctx = withKeepMessageBody(ctx)
 	}
-	resp, err := h.client.UpdateMessage(h.s.once(ctx), id, popReceipt, content, o)
+	resp, err := h.client.UpdateMessage(azbase.Once(ctx, h.svc.writeRetry), id, popReceipt, content, o)
 	if err != nil {
-		return store.Message{}, classify(ctx, err, "update message "+quote(id)+" of queue "+quote(h.name), true)
+		return store.Message{}, azbase.Classify(ctx, err, "update message "+azbase.Quote(id)+" of queue "+azbase.Quote(h.name), true)
 	}
-	return store.Message{ID: id, PopReceipt: deref(resp.PopReceipt), NextVisible: derefTime(resp.TimeNextVisible), Body: body}, nil
+	return store.Message{ID: id, PopReceipt: azbase.Deref(resp.PopReceipt), NextVisible: azbase.DerefTime(resp.TimeNextVisible), Body: body}, nil
 }
 
 // DeleteMessage implements store.Queue.
 func (h *queueHandle) DeleteMessage(ctx context.Context, id, popReceipt string) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err = h.client.DeleteMessage(h.s.once(ctx), id, popReceipt, nil)
-	return classify(ctx, err, "delete message "+quote(id)+" of queue "+quote(h.name), true)
+	_, err = h.client.DeleteMessage(azbase.Once(ctx, h.svc.writeRetry), id, popReceipt, nil)
+	return azbase.Classify(ctx, err, "delete message "+azbase.Quote(id)+" of queue "+azbase.Quote(h.name), true)
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
+// queuePolicy drops the body of a message update marked
+// withKeepMessageBody: azqueue always sends a message text, but Update
+// Message without a body changes only the visibility and keeps the text.
+type queuePolicy struct{}
+
+func withKeepMessageBody(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ctxKeepMessageBody, true)
 }
 
-func derefTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
+func (queuePolicy) Do(req *policy.Request) (*http.Response, error) {
+	if keep, _ := req.Raw().Context().Value(ctxKeepMessageBody).(bool); keep && req.Raw().Method == http.MethodPut {
+		if err := req.SetBody(nil, ""); err != nil {
+			return nil, err
+		}
+		req.Raw().Header.Del("Content-Type")
 	}
-	return t.UTC()
+	return req.Next()
 }

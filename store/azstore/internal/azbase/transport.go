@@ -1,4 +1,4 @@
-package azstore
+package azbase
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func attemptOf(ctx context.Context) *attempt {
 	return a
 }
 
-// transport wraps the HTTP transport every request goes through. It
+// Transport wraps the HTTP transport every request goes through. It
 //
 //   - notes in the call's attempt record when a request got a connection:
 //     before that the request certainly never left, so a failure then
@@ -56,16 +56,17 @@ func attemptOf(ctx context.Context) *attempt {
 //   - returns transport errors with every URL's query removed, so that no
 //     SAS signature reaches azcore's retry and logging policies (which
 //     print the error) or the caller.
-type transport struct {
-	next policy.Transporter
+type Transport struct {
+	// Next is the transport that sends the requests.
+	Next policy.Transporter
 }
 
-func (t transport) Do(req *http.Request) (*http.Response, error) {
+func (t Transport) Do(req *http.Request) (*http.Response, error) {
 	if a := attemptOf(req.Context()); a != nil {
 		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.connected.Store(true) }}
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	}
-	resp, err := t.next.Do(req)
+	resp, err := t.Next.Do(req)
 	if a := attemptOf(req.Context()); a != nil {
 		if (err != nil && a.connected.Load()) || (resp != nil && store.AmbiguousStatus(resp.StatusCode)) {
 			a.ambiguous.Store(true)
@@ -91,19 +92,19 @@ func (e *redactedError) Unwrap() error { return e.err }
 func redactErr(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return &redactedError{msg: redactURLs(err.Error()), err: err}
+		return &redactedError{msg: RedactURLs(err.Error()), err: err}
 	}
-	msg := redactURLs(err.Error())
+	msg := RedactURLs(err.Error())
 	if msg == err.Error() {
 		return err
 	}
 	return &redactedError{msg: msg, err: err}
 }
 
-// defaultHTTPClient is the transport azstore uses when Options.Transport
+// DefaultHTTPClient is the transport azstore uses when Options.Transport
 // is nil: net/http with azcore's usual settings, and enough idle
 // connections per host for the bulk writer's concurrent transactions.
-func defaultHTTPClient() *http.Client {
+func DefaultHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -118,10 +119,10 @@ func defaultHTTPClient() *http.Client {
 	}}
 }
 
-// permanentDialError reports a connection that cannot succeed on a retry
+// PermanentDialError reports a connection that cannot succeed on a retry
 // soon: the host refused it, or its name does not resolve. Retrying those
 // only delays the error by the whole backoff schedule.
-func permanentDialError(err error) bool {
+func PermanentDialError(err error) bool {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return true
 	}

@@ -1,4 +1,4 @@
-package azstore
+package azblobs
 
 import (
 	"bytes"
@@ -13,22 +13,14 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
 )
 
 // containerHandle is one blob container; it implements store.Container.
 type containerHandle struct {
-	s      *Store
+	svc    *service
 	name   string
 	client *container.Client
-}
-
-// Container implements store.Store. It does no I/O.
-func (s *Store) Container(name string) store.Container {
-	h := &containerHandle{s: s, name: name}
-	if s.blobs != nil {
-		h.client = s.blobs.ServiceClient().NewContainerClient(name)
-	}
-	return h
 }
 
 // Name implements store.Container.
@@ -39,7 +31,7 @@ func (h *containerHandle) ready() error {
 		return err
 	}
 	if h.client == nil {
-		return errNoEndpoint("blob")
+		return azbase.ErrNoEndpoint("blob")
 	}
 	return nil
 }
@@ -52,12 +44,12 @@ func (h *containerHandle) readyBlob(name string) error {
 }
 
 func (h *containerHandle) what(op, name string) string {
-	return op + " blob " + quote(name) + " in container " + quote(h.name)
+	return op + " blob " + azbase.Quote(name) + " in container " + azbase.Quote(h.name)
 }
 
 // Create implements store.Container; an existing container is not an error.
 func (h *containerHandle) Create(ctx context.Context) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -65,7 +57,7 @@ func (h *containerHandle) Create(ctx context.Context) error {
 		return err
 	}
 	_, err = h.client.Create(ctx, nil)
-	err = classify(ctx, err, "create container "+quote(h.name), true)
+	err = azbase.Classify(ctx, err, "create container "+azbase.Quote(h.name), true)
 	if store.Code(err) == store.CodeContainerAlreadyExists {
 		return nil
 	}
@@ -74,21 +66,21 @@ func (h *containerHandle) Create(ctx context.Context) error {
 
 // Delete implements store.Container.
 func (h *containerHandle) Delete(ctx context.Context) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	if err := h.ready(); err != nil {
 		return err
 	}
-	_, err = h.client.Delete(h.s.once(ctx), nil)
-	return classify(ctx, err, "delete container "+quote(h.name), true)
+	_, err = h.client.Delete(azbase.Once(ctx, h.svc.writeRetry), nil)
+	return azbase.Classify(ctx, err, "delete container "+azbase.Quote(h.name), true)
 }
 
 // Put implements store.Container. A conditional put is retried only when
 // refused outright; an unconditional one is idempotent and retried.
 func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opts *store.BlobPutOptions) (store.BlobProps, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return store.BlobProps{}, err
 	}
@@ -108,23 +100,23 @@ func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opt
 			mac.IfNoneMatch = to.Ptr(azcore.ETagAny)
 		}
 		o.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: mac}
-		ctx = h.s.once(ctx)
+		ctx = azbase.Once(ctx, h.svc.writeRetry)
 	}
 	resp, err := h.client.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), o)
 	if err != nil {
-		return store.BlobProps{}, classify(ctx, err, h.what("put", name), true)
+		return store.BlobProps{}, azbase.Classify(ctx, err, h.what("put", name), true)
 	}
 	p := store.BlobProps{Name: name, Size: int64(len(data))}
 	if resp.ETag != nil {
 		p.ETag = store.ETag(*resp.ETag)
 	}
-	p.LastModified = derefTime(resp.LastModified)
+	p.LastModified = azbase.DerefTime(resp.LastModified)
 	return p, nil
 }
 
 // Get implements store.Container.
 func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.BlobProps, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return nil, store.BlobProps{}, err
 	}
@@ -133,7 +125,7 @@ func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.B
 	}
 	resp, err := h.client.NewBlobClient(name).DownloadStream(ctx, nil)
 	if err != nil {
-		return nil, store.BlobProps{}, classify(ctx, err, h.what("get", name), false)
+		return nil, store.BlobProps{}, azbase.Classify(ctx, err, h.what("get", name), false)
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
@@ -141,9 +133,9 @@ func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.B
 		buf.Grow(int(*resp.ContentLength))
 	}
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return nil, store.BlobProps{}, classify(ctx, err, h.what("get", name), false)
+		return nil, store.BlobProps{}, azbase.Classify(ctx, err, h.what("get", name), false)
 	}
-	p := store.BlobProps{Name: name, Size: int64(buf.Len()), LastModified: derefTime(resp.LastModified)}
+	p := store.BlobProps{Name: name, Size: int64(buf.Len()), LastModified: azbase.DerefTime(resp.LastModified)}
 	if resp.ETag != nil {
 		p.ETag = store.ETag(*resp.ETag)
 	}
@@ -152,7 +144,7 @@ func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.B
 
 // DeleteBlob implements store.Container.
 func (h *containerHandle) DeleteBlob(ctx context.Context, name string, ifMatch store.ETag) error {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -167,14 +159,14 @@ func (h *containerHandle) DeleteBlob(ctx context.Context, name string, ifMatch s
 		o = &blob.DeleteOptions{AccessConditions: &blob.AccessConditions{
 			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(ifMatch))}}}
 	}
-	_, err = h.client.NewBlobClient(name).Delete(h.s.once(ctx), o)
-	return classify(ctx, err, h.what("delete", name), true)
+	_, err = h.client.NewBlobClient(name).Delete(azbase.Once(ctx, h.svc.writeRetry), o)
+	return azbase.Classify(ctx, err, h.what("delete", name), true)
 }
 
 // List implements store.Container: one page in name order. The marker is
 // the service's own NextMarker.
 func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) (store.BlobPage, error) {
-	ctx, err := begin(ctx)
+	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return store.BlobPage{}, err
 	}
@@ -194,7 +186,7 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 	}
 	resp, err := h.client.NewListBlobsFlatPager(lo).NextPage(ctx)
 	if err != nil {
-		return store.BlobPage{}, classify(ctx, err, "list container "+quote(h.name), false)
+		return store.BlobPage{}, azbase.Classify(ctx, err, "list container "+azbase.Quote(h.name), false)
 	}
 	var page store.BlobPage
 	if resp.Segment != nil {
@@ -210,12 +202,12 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 				if b.Properties.ContentLength != nil {
 					p.Size = *b.Properties.ContentLength
 				}
-				p.LastModified = derefTime(b.Properties.LastModified)
+				p.LastModified = azbase.DerefTime(b.Properties.LastModified)
 			}
 			page.Blobs = append(page.Blobs, p)
 		}
 	}
-	page.NextMarker = deref(resp.NextMarker)
+	page.NextMarker = azbase.Deref(resp.NextMarker)
 	return page, nil
 }
 

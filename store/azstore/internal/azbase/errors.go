@@ -1,4 +1,4 @@
-package azstore
+package azbase
 
 import (
 	"context"
@@ -16,20 +16,25 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// sanitized wraps an SDK or transport error: errors.As still reaches the
+// Sanitized wraps an SDK or transport error: errors.As still reaches the
 // *azcore.ResponseError or *net.OpError, but Error() shows no URL, so no
 // SAS signature can leak into a message or log.
-type sanitized struct {
-	msg string
-	err error
+type Sanitized struct {
+	// Msg is the error's text, without URLs' queries.
+	Msg string
+	// Err is the original error.
+	Err error
 }
 
-func (s *sanitized) Error() string { return s.msg }
-func (s *sanitized) Unwrap() error { return s.err }
+// Error returns the redacted text.
+func (s *Sanitized) Error() string { return s.Msg }
 
-// isDialError reports a connection that was never established: the
+// Unwrap returns the original error.
+func (s *Sanitized) Unwrap() error { return s.Err }
+
+// IsDialError reports a connection that was never established: the
 // request did not reach the service.
-func isDialError(err error) bool {
+func IsDialError(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
 }
@@ -56,8 +61,8 @@ type serviceError struct {
 // utf8BOM opens the XML error bodies of the Queue and Blob services.
 const utf8BOM = "\ufeff"
 
-// parseServiceError returns the code and first message line of an error body.
-func parseServiceError(body []byte) (code, msg string) {
+// ParseServiceError returns the code and first message line of an error body.
+func ParseServiceError(body []byte) (code, msg string) {
 	var se serviceError
 	trimmed := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(body)), utf8BOM))
 	switch {
@@ -79,9 +84,9 @@ func parseServiceError(body []byte) (code, msg string) {
 	return code, msg
 }
 
-// codeForStatus names a failure the service (or Azurite) sent without a
+// CodeForStatus names a failure the service (or Azurite) sent without a
 // code, from its status alone.
-func codeForStatus(status int) string {
+func CodeForStatus(status int) string {
 	switch status {
 	case http.StatusBadRequest:
 		return store.CodeInvalidInput
@@ -103,11 +108,11 @@ func codeForStatus(status int) string {
 	return ""
 }
 
-// begin is how every store method starts: a nil context is refused, a
+// Begin is how every store method starts: a nil context is refused, a
 // done one fails before anything is sent, and the context handed to the
 // SDK carries the record of whether a request got a connection (track),
 // which classify reads.
-func begin(ctx context.Context) (context.Context, error) {
+func Begin(ctx context.Context) (context.Context, error) {
 	if err := store.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -115,7 +120,7 @@ func begin(ctx context.Context) (context.Context, error) {
 	return ctx, nil
 }
 
-// classify turns the error of one call into a *store.Error by what is
+// Classify turns the error of one call into a *store.Error by what is
 // known about it. ctx is the context the call was made with (begin's);
 // write says whether the request changes data, so that an answer that
 // never came leaves its outcome unknown. what names the operation and its
@@ -129,7 +134,7 @@ func begin(ctx context.Context) (context.Context, error) {
 //     wrapping the context's error, Unknown for a write that had left;
 //   - a request left and no readable answer came (reset, EOF, a per-try
 //     timeout): CodeResponseLost, Unknown for a write.
-func classify(ctx context.Context, err error, what string, write bool) error {
+func Classify(ctx context.Context, err error, what string, write bool) error {
 	if err == nil {
 		return nil
 	}
@@ -150,22 +155,22 @@ func classify(ctx context.Context, err error, what string, write bool) error {
 	connected := true // without a record, assume the worst: it may have left
 	if a := attemptOf(ctx); a != nil {
 		connected = a.connected.Load()
-	} else if isDialError(err) {
+	} else if IsDialError(err) {
 		connected = false
 	}
 	if ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return store.ContextError(ctx.Err(), connected, write, what)
 	}
-	cause := &sanitized{msg: redactURLs(err.Error()), err: err}
+	cause := &Sanitized{Msg: RedactURLs(err.Error()), Err: err}
 	if !connected {
 		return &store.Error{Code: store.CodeConnectionFailed, Index: -1, Source: store.SourceTransport, Err: cause,
 			Message: what + ": could not connect to the service: the request was not sent, nothing was applied"}
 	}
-	return lost(what, write, cause)
+	return Lost(what, write, cause)
 }
 
-// lost reports a request that left and got no readable answer.
-func lost(what string, write bool, cause error) *store.Error {
+// Lost reports a request that left and got no readable answer.
+func Lost(what string, write bool, cause error) *store.Error {
 	msg := what + ": no answer from the service"
 	if write {
 		msg += " (the request was sent: it may have been applied)"
@@ -178,14 +183,14 @@ func serviceErr(re *azcore.ResponseError, what string, write bool) *store.Error 
 	code, msg := "", ""
 	if re.RawResponse != nil {
 		if body, berr := runtime.Payload(re.RawResponse); berr == nil {
-			code, msg = parseServiceError(body)
+			code, msg = ParseServiceError(body)
 		}
 	}
 	if re.ErrorCode != "" {
 		code = re.ErrorCode
 	}
 	if code == "" {
-		code = codeForStatus(re.StatusCode)
+		code = CodeForStatus(re.StatusCode)
 	}
 	text := what + ": the service answered " + http.StatusText(re.StatusCode)
 	if msg != "" {
@@ -196,14 +201,14 @@ func serviceErr(re *azcore.ResponseError, what string, write bool) *store.Error 
 		text += " (it may have been applied)"
 	}
 	return &store.Error{Code: code, Status: re.StatusCode, Index: -1, Message: text, Unknown: unknown,
-		Err: &sanitized{msg: "azcore.ResponseError " + code, err: re}}
+		Err: &Sanitized{Msg: "azcore.ResponseError " + code, Err: re}}
 }
 
-// mapErr classifies the error of a read made without begin's context.
-func mapErr(err error, what string) error { return classify(nil, err, what, false) }
+// MapErr classifies the error of a read made without begin's context.
+func MapErr(err error, what string) error { return Classify(nil, err, what, false) }
 
-// redactURLs strips the query of every URL in s (a SAS lives there).
-func redactURLs(s string) string {
+// RedactURLs strips the query of every URL in s (a SAS lives there).
+func RedactURLs(s string) string {
 	fields := strings.Fields(s)
 	for i, f := range fields {
 		trimmed := strings.TrimRight(strings.TrimLeft(f, `"'(`), `"'):,;`)
