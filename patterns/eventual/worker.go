@@ -1,0 +1,426 @@
+package eventual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/store"
+)
+
+// ErrBlobMissing matches the error of an operation whose blob is gone:
+// reported (the message goes to the poison queue with it), never fatal to
+// the worker.
+var ErrBlobMissing = errors.New("eventual: the operation's blob is missing")
+
+// Work runs the worker until ctx ends: it receives messages, runs their
+// operations (Concurrency at a time) and waits PollInterval when the queue
+// is empty. It returns ctx's error.
+func (e *Engine) Work(ctx context.Context) error {
+	for {
+		n, err := e.ProcessOnce(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if n == 0 || err != nil {
+			if serr := e.o.Sleep(ctx, e.o.PollInterval); serr != nil {
+				return serr
+			}
+		}
+	}
+}
+
+// ProcessOnce receives up to Concurrency messages and runs their
+// operations, concurrently, before it returns how many it received. A
+// message whose operation fails stays in the queue with the error
+// recorded, and comes back after a backoff; one received more than
+// MaxReceives times goes to the poison queue with the error of every
+// attempt.
+func (e *Engine) ProcessOnce(ctx context.Context) (int, error) {
+	msgs, err := e.queue.Get(ctx, min(e.o.Concurrency, store.MaxMessagesPerGet), e.o.Visibility)
+	if err != nil {
+		return 0, fmt.Errorf("eventual: receive from %s: %w", e.o.Queue, err)
+	}
+	if len(msgs) == 1 {
+		e.handle(ctx, msgs[0])
+		return 1, nil
+	}
+	var wg sync.WaitGroup
+	for _, m := range msgs {
+		wg.Go(func() { e.handle(ctx, m) })
+	}
+	wg.Wait()
+	return len(msgs), nil
+}
+
+// receipt tracks a received message's latest pop receipt, which every
+// visibility update replaces.
+type receipt struct {
+	mu  sync.Mutex
+	msg store.Message
+}
+
+func (r *receipt) get() store.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.msg
+}
+
+// heartbeat extends the message's visibility every half Visibility, on
+// the wall clock, until stop is called.
+func (e *Engine) heartbeat(ctx context.Context, r *receipt) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(e.o.Visibility / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			r.mu.Lock()
+			m, err := e.queue.Update(ctx, r.msg.ID, r.msg.PopReceipt, nil, e.o.Visibility)
+			if err == nil {
+				r.msg.PopReceipt, r.msg.NextVisible = m.PopReceipt, m.NextVisible
+			}
+			r.mu.Unlock()
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// handle runs the operation of one message.
+func (e *Engine) handle(ctx context.Context, m store.Message) {
+	var env envelope
+	if err := json.Unmarshal(m.Body, &env); err != nil || (env.Outbox == nil && len(env.Op) == 0 && env.Blob == "") {
+		e.toPoison(ctx, m, env, fmt.Errorf("eventual: message %s is not an operation message", m.ID))
+		return
+	}
+	if m.DequeueCount > int64(e.o.MaxReceives) {
+		e.toPoison(ctx, m, env, fmt.Errorf("eventual: received %d times, more than Options.MaxReceives %d", m.DequeueCount, e.o.MaxReceives))
+		return
+	}
+	r := &receipt{msg: m}
+	stop := e.heartbeat(ctx, r)
+	done, err := e.runMessage(ctx, env)
+	stop()
+	if err != nil {
+		if permanent(err) {
+			e.toPoison(ctx, r.get(), env, err)
+			return
+		}
+		e.retryLater(ctx, r.get(), env, err)
+		return
+	}
+	if done != nil {
+		if err := done(ctx); err != nil {
+			e.retryLater(ctx, r.get(), env, err)
+			return
+		}
+	}
+	cur := r.get()
+	_ = e.queue.DeleteMessage(ctx, cur.ID, cur.PopReceipt) // a lost delete only repeats the operation
+}
+
+// permanent reports an error no retry can cure: a step the service
+// refuses as bad input, an operation that cannot be read, a missing blob.
+func permanent(err error) bool {
+	return errors.Is(err, ErrBlobMissing) || errors.Is(err, errUnreadable) ||
+		(errors.Is(err, store.ErrInvalidInput) && !errors.Is(err, store.ErrTransient))
+}
+
+var errUnreadable = errors.New("eventual: unreadable operation")
+
+// runMessage loads the message's operation, runs it, and returns what to
+// do once it completed: remove the outbox row, delete the blob.
+func (e *Engine) runMessage(ctx context.Context, env envelope) (done func(context.Context) error, err error) {
+	switch {
+	case env.Outbox != nil:
+		return e.runOutbox(ctx, *env.Outbox)
+	case env.Blob != "":
+		op, err := e.loadBlob(ctx, env.Blob)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.run(ctx, op); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) error { return e.deleteOpBlob(ctx, env.Blob) }, nil
+	}
+	op, err := decodeOp(env.Op)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
+	}
+	return nil, e.run(ctx, op)
+}
+
+// runOutbox runs the operation of an outbox row; a row already gone was
+// carried out and removed by someone else.
+func (e *Engine) runOutbox(ctx context.Context, ref outboxRef) (func(context.Context) error, error) {
+	ob, err := partition.NewOutbox(e.st.Table(ref.Table), e.o.Partition)
+	if err != nil {
+		return nil, err
+	}
+	row, err := ob.Get(ctx, ref.PK, ref.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s stored
+	if err := json.Unmarshal(row.Body, &s); err != nil {
+		return nil, fmt.Errorf("%w: outbox row %s: %w", errUnreadable, ref.ID, err)
+	}
+	var op Operation
+	if s.Blob != "" {
+		if op, err = e.loadBlob(ctx, s.Blob); err != nil {
+			return nil, err
+		}
+	} else if op, err = decodeOp(s.Op); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
+	}
+	if err := e.run(ctx, op); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		// Remove the row as read; if someone claimed it since, they run
+		// the (idempotent) operation again and remove it themselves.
+		if err := ob.Remove(ctx, row); err != nil && !errors.Is(err, partition.ErrClaimed) {
+			return err
+		}
+		if s.Blob != "" {
+			return e.deleteOpBlob(ctx, s.Blob)
+		}
+		return nil
+	}, nil
+}
+
+// loadBlob reads an operation stored in a blob.
+func (e *Engine) loadBlob(ctx context.Context, name string) (Operation, error) {
+	if e.o.Container == "" {
+		return Operation{}, fmt.Errorf("%w: blob %s: Options.Container is empty", ErrBlobMissing, name)
+	}
+	data, _, err := e.st.Container(e.o.Container).Get(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return Operation{}, fmt.Errorf("%w: blob %s of container %s: %w", ErrBlobMissing, name, e.o.Container, err)
+	}
+	if err != nil {
+		return Operation{}, err
+	}
+	op, err := decodeOp(data)
+	if err != nil {
+		return Operation{}, fmt.Errorf("%w: blob %s: %w", errUnreadable, name, err)
+	}
+	return op, nil
+}
+
+func (e *Engine) deleteOpBlob(ctx context.Context, name string) error {
+	err := e.st.Container(e.o.Container).DeleteBlob(ctx, name, store.ETagAny)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// retryLater records the attempt's error on the message and hides it for
+// a backoff that grows with the receive count.
+func (e *Engine) retryLater(ctx context.Context, m store.Message, env envelope, cause error) {
+	env.Attempts = append(env.Attempts, attempt{At: e.o.Now().UTC(), Error: cut(cause.Error())})
+	body := e.fit(env)
+	delay := max(time.Second, e.o.Backoff*time.Duration(m.DequeueCount))
+	delay = min(delay, e.o.Visibility*4)
+	if _, err := e.queue.Update(ctx, m.ID, m.PopReceipt, body, delay); err != nil {
+		// The message reappears when its visibility ends anyway.
+		return
+	}
+}
+
+// fit encodes env, dropping the oldest attempts until it fits a message.
+func (e *Engine) fit(env envelope) []byte {
+	for {
+		b, _ := json.Marshal(env)
+		if len(b) <= store.MaxMessageSize || len(env.Attempts) == 0 {
+			return b
+		}
+		env.Attempts = env.Attempts[1:]
+	}
+}
+
+// cut shortens an error for the message's history.
+func cut(s string) string {
+	const max = 400
+	if len(s) > max {
+		return s[:max] + "..."
+	}
+	return s
+}
+
+// toPoison moves a message to the poison queue with the error of every
+// attempt and the last one.
+func (e *Engine) toPoison(ctx context.Context, m store.Message, env envelope, cause error) {
+	env.Attempts = append(env.Attempts, attempt{At: e.o.Now().UTC(), Error: cut(cause.Error())})
+	body := e.fit(env)
+	if env.Outbox == nil && len(env.Op) == 0 && env.Blob == "" {
+		// Not an operation message: keep its bytes as they were.
+		body, _ = json.Marshal(poisonRaw{Raw: m.Body, Attempts: env.Attempts})
+	}
+	if _, err := e.poison.Put(ctx, body, &store.PutOptions{TTL: store.NeverExpires}); err != nil {
+		return // the message stays; the next receive tries again
+	}
+	_ = e.queue.DeleteMessage(ctx, m.ID, m.PopReceipt)
+}
+
+// poisonRaw keeps a message that is not an operation message.
+type poisonRaw struct {
+	Raw      []byte    `json:"raw"`
+	Attempts []attempt `json:"attempts"`
+}
+
+// run carries out an operation's steps in order.
+func (e *Engine) run(ctx context.Context, op Operation) error {
+	if err := checkOp(op); err != nil {
+		return err
+	}
+	for i, s := range op.Steps {
+		var err error
+		for try := 0; try < e.o.StepAttempts; try++ {
+			if try > 0 {
+				if serr := e.o.Sleep(ctx, e.o.Backoff<<(try-1)); serr != nil {
+					return serr
+				}
+			}
+			if err = e.step(ctx, op, s); err == nil || permanent(err) {
+				break
+			}
+		}
+		if err != nil {
+			return stepErr(i, s, err)
+		}
+	}
+	return nil
+}
+
+// errContended: the row kept changing under a guarded write.
+var errContended = errors.New("eventual: the row kept changing under the step")
+
+// step runs one step under its version guard.
+func (e *Engine) step(ctx context.Context, op Operation, s Step) error {
+	switch s.Kind {
+	case StepUpsert:
+		return e.upsert(ctx, op, s)
+	case StepDelete:
+		return e.delete(ctx, op, s)
+	case StepPutBlob:
+		_, err := e.st.Container(s.Container).Put(ctx, s.Blob, s.Data, nil)
+		return err
+	case StepDeleteBlob:
+		err := e.st.Container(s.Container).DeleteBlob(ctx, s.Blob, store.ETagAny)
+		if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeBlobNotFound {
+			return nil
+		}
+		return err
+	}
+	return refuse("unknown step kind %q", s.Kind)
+}
+
+// upsert writes the step's entity unless the row holds the same or a
+// newer version; a missing row is not created again from an operation
+// its source has moved past (a later operation carries the source's
+// state, or its deletion).
+func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
+	tbl := e.st.Table(s.Table)
+	want := s.Entity
+	want.Properties = make(map[string]any, len(s.Entity.Properties)+1)
+	for k, v := range s.Entity.Properties {
+		want.Properties[k] = v
+	}
+	want.Properties[VersionProperty] = op.Version
+	for range 8 {
+		cur, err := tbl.Get(ctx, want.PartitionKey, want.RowKey, nil)
+		switch {
+		case err == nil:
+			if op.Version > 0 && versionOf(&cur) >= op.Version {
+				return nil
+			}
+			_, err = tbl.Update(ctx, want, store.Replace, cur.ETag)
+			if err == nil || errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnknownOutcome) {
+				if err == nil {
+					return nil
+				}
+				continue // read again: the guard decides
+			}
+			return err
+		case errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+			if stale, err := e.sourceMovedOn(ctx, op); err != nil || stale {
+				return err
+			}
+			_, err = tbl.Insert(ctx, want)
+			if err == nil {
+				return nil
+			}
+			if errors.Is(err, store.ErrAlreadyExists) || errors.Is(err, store.ErrUnknownOutcome) {
+				continue
+			}
+			return err
+		default:
+			return err
+		}
+	}
+	return errContended
+}
+
+// delete removes the step's row unless it carries a newer version than
+// the operation.
+func (e *Engine) delete(ctx context.Context, op Operation, s Step) error {
+	tbl := e.st.Table(s.Table)
+	for range 8 {
+		cur, err := tbl.Get(ctx, s.Entity.PartitionKey, s.Entity.RowKey, nil)
+		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if op.Version > 0 && versionOf(&cur) > op.Version {
+			return nil
+		}
+		err = tbl.Delete(ctx, s.Entity.PartitionKey, s.Entity.RowKey, cur.ETag)
+		if err == nil || (errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound) {
+			return nil
+		}
+		if errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrUnknownOutcome) {
+			continue
+		}
+		return err
+	}
+	return errContended
+}
+
+// sourceMovedOn reports whether the operation's source has a newer
+// version than the operation, or is gone: then a missing copy must not
+// be created from it.
+func (e *Engine) sourceMovedOn(ctx context.Context, op Operation) (bool, error) {
+	if op.Source == nil || op.Version == 0 {
+		return false, nil
+	}
+	src, err := e.st.Table(op.Source.Table).Get(ctx, op.Source.PartitionKey, op.Source.RowKey, nil)
+	if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+		return !op.SourceDeleted, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return versionOf(&src) > op.Version, nil
+}
