@@ -17,19 +17,69 @@ import (
 // the worker.
 var ErrBlobMissing = errors.New("eventual: the operation's blob is missing")
 
-// Work runs the worker until ctx ends: it receives messages, runs their
-// operations (Concurrency at a time) and waits PollInterval when the queue
-// is empty. It returns ctx's error.
+// Work runs the worker until ctx ends: it keeps up to Concurrency
+// operations running, receiving more messages as slots free up, and waits
+// PollInterval when the queue is empty. It returns ctx's error.
 func (e *Engine) Work(ctx context.Context) error {
+	return e.pool(ctx, false)
+}
+
+// Drain runs the worker as Work does until the queue has no visible
+// message left and every operation it started is done: for batch jobs
+// and tests. Messages hidden by an earlier receive are not waited for.
+func (e *Engine) Drain(ctx context.Context) error {
+	return e.pool(ctx, true)
+}
+
+// pool keeps up to Concurrency messages in flight.
+func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
+	slots := make(chan struct{}, e.o.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
-		n, err := e.ProcessOnce(ctx)
-		if ctx.Err() != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Wait for one free slot, then take as many as are free.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if n == 0 || err != nil {
-			if serr := e.o.Sleep(ctx, e.o.PollInterval); serr != nil {
-				return serr
+		free := 1
+		for free < min(e.o.Concurrency, store.MaxMessagesPerGet) {
+			select {
+			case slots <- struct{}{}:
+				free++
+				continue
+			default:
 			}
+			break
+		}
+		msgs, err := e.queue.Get(ctx, free, e.o.Visibility)
+		for range free - len(msgs) {
+			<-slots
+		}
+		if err == nil && len(msgs) > 0 {
+			for _, m := range msgs {
+				wg.Go(func() {
+					defer func() { <-slots }()
+					e.handle(ctx, m)
+				})
+			}
+			continue
+		}
+		if untilEmpty && err == nil {
+			wg.Wait()
+			// Operations that just finished may have left nothing behind;
+			// look once more before stopping.
+			if more, perr := e.queue.Peek(ctx, 1); perr == nil && len(more) == 0 {
+				return nil
+			}
+			continue
+		}
+		if serr := e.o.Sleep(ctx, e.o.PollInterval); serr != nil {
+			return serr
 		}
 	}
 }
@@ -347,6 +397,12 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 		want.Properties[k] = v
 	}
 	want.Properties[VersionProperty] = op.Version
+	if op.Version == 0 {
+		// An unversioned operation writes whatever is there: one
+		// idempotent request.
+		_, err := tbl.Upsert(ctx, want, store.Replace)
+		return err
+	}
 	for range 8 {
 		cur, err := tbl.Get(ctx, want.PartitionKey, want.RowKey, nil)
 		switch {
@@ -385,6 +441,13 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 // the operation.
 func (e *Engine) delete(ctx context.Context, op Operation, s Step) error {
 	tbl := e.st.Table(s.Table)
+	if op.Version == 0 {
+		err := tbl.Delete(ctx, s.Entity.PartitionKey, s.Entity.RowKey, store.ETagAny)
+		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+			return nil
+		}
+		return err
+	}
 	for range 8 {
 		cur, err := tbl.Get(ctx, s.Entity.PartitionKey, s.Entity.RowKey, nil)
 		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
