@@ -246,3 +246,51 @@ func (f *field) setTimeRaw(fv reflect.Value, t time.Time) error {
 	*(*time.Time)(fv.Addr().UnsafePointer()) = t.UTC()
 	return nil
 }
+
+// SetETag stores etag in the etag field of v, a non-nil pointer to a
+// mapped struct, as a write through a Repository does; a type without an
+// etag field ignores it. Packages that write a value's entity themselves
+// (inside a larger transaction, say) use it to hand the new ETag back.
+func SetETag(v any, etag store.ETag) error {
+	rv, c, err := structOf(v, true)
+	if err != nil {
+		return err
+	}
+	return c.setMeta(rv, etag)
+}
+
+// ETagOf returns the ETag held in the etag field of v (a struct or a
+// pointer to one), or "" when it has none.
+func ETagOf(v any) store.ETag {
+	rv, c, err := structOf(v, false)
+	if err != nil {
+		return ""
+	}
+	return c.etagOf(rv)
+}
+
+// KindOf returns the kind T declares (see Kind), or nil when it declares
+// none or cannot be mapped.
+func KindOf[T any]() *Kind {
+	c, err := codecFor(reflect.TypeFor[T]())
+	if err != nil || c.kind == nil {
+		return nil
+	}
+	k := *c.kind
+	return &k
+}
+
+// PropertyNames returns the property names T maps to (not the keys, the
+// ETag or the Timestamp), in struct field order, or the error that makes T
+// unmappable.
+func PropertyNames[T any]() ([]string, error) {
+	c, err := codecFor(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(c.fields))
+	for i := range c.fields {
+		names[i] = c.fields[i].name
+	}
+	return names, nil
+}

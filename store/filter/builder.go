@@ -4,6 +4,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -162,6 +163,24 @@ func (k KeyField) Between(lo, hi string) Cond { return And(k.Ge(lo), k.Lt(hi)) }
 // next is the first string after every string that starts with prefix; see
 // PrefixEnd. It costs two comparisons.
 func (k KeyField) HasPrefix(prefix string) Cond { return Field(k).HasPrefix(prefix) }
+
+// InRange holds when the key lies in r, a range from package keys
+// (keys.PrefixRange, keys.Between, keys.InvertedTicksRange): ge Lower,
+// then lt Upper (le when UpperIncluded). The zero Range holds every key.
+func (k KeyField) InRange(r keys.Range) Cond {
+	var parts []Cond
+	if r.Lower != "" {
+		parts = append(parts, k.Ge(r.Lower))
+	}
+	if r.HasUpper {
+		if r.UpperIncluded {
+			parts = append(parts, k.Le(r.Upper))
+		} else {
+			parts = append(parts, k.Lt(r.Upper))
+		}
+	}
+	return And(parts...)
+}
 
 // Field is a property to compare: Prop("Age"), or Timestamp. Its methods
 // take the Go value of the property's type: string, []byte, bool, int32,

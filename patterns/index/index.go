@@ -1,0 +1,416 @@
+// Package index keeps secondary indexes of a mapped type inside the
+// entity's own partition: the design guide's intra-partition secondary
+// index pattern. Table storage indexes (PartitionKey, RowKey) only; to find
+// an employee by email as fast as by id, every write stores the entity and
+// a copy of it (or of some of its properties) under a RowKey made of the
+// index name and the value, in one entity group transaction, so the
+// copies can never drift from the entity.
+//
+//	staff, err := index.New[Employee](st, "Employees",
+//		index.Unique[Employee]("email", func(e *Employee) string { return e.Email }),
+//		index.NonUnique[Employee]("lastname", func(e *Employee) string { return e.LastName }).
+//			Project("FirstName", "LastName"))
+//	err = staff.Insert(ctx, &e)                            // entity and copies, one transaction
+//	e, err := staff.Find(ctx, "Sales", "email", "ann@x")   // one point read
+//	for e, err := range staff.FindAll(ctx, "Sales", "lastname", "Jones") { ... }
+//
+// The entity's own ETag guards its copies: every write that touches the
+// copies is conditional on the entity's ETag in the same transaction, so
+// two writers of one entity never interleave, and two entities that claim
+// one unique value cannot both commit (the second insert of the copy
+// fails). No partition-wide fence is needed, which keeps a write to one
+// transaction of the entity's rows only. docs/patterns/index.md has the
+// costs and the failure cases.
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// RefProperty is the property of a copy holding the RowKey of the entity
+// it copies.
+const RefProperty = "TkRef"
+
+// ErrDuplicate matches the error of a write that would give a unique
+// index a value another entity of the partition holds.
+var ErrDuplicate = errors.New("index: the value is taken")
+
+// DuplicateError reports a unique value taken by another entity.
+type DuplicateError struct {
+	// Index and Value name the index and the value; PartitionKey the
+	// partition.
+	Index, Value, PartitionKey string
+	// Err is the service's refusal.
+	Err error
+}
+
+// Error names the index, the value and the partition.
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("index: %s %q is taken in partition %q", e.Index, e.Value, e.PartitionKey)
+}
+
+// Unwrap returns ErrDuplicate and the service's error (EntityAlreadyExists).
+func (e *DuplicateError) Unwrap() []error { return []error{ErrDuplicate, e.Err} }
+
+// Spec declares one secondary index of T.
+type Spec[T any] struct {
+	name    string
+	value   func(*T) string
+	unique  bool
+	project []string
+}
+
+// Unique declares an index whose values identify one entity of a
+// partition (an email address): a second entity with the same value is
+// refused with a DuplicateError.
+func Unique[T any](name string, value func(*T) string) Spec[T] {
+	return Spec[T]{name: name, value: value, unique: true}
+}
+
+// NonUnique declares an index whose values many entities share (a last
+// name): each entity has its own copy, keyed by the value and the
+// entity's RowKey.
+func NonUnique[T any](name string, value func(*T) string) Spec[T] {
+	return Spec[T]{name: name, value: value}
+}
+
+// Project makes the index's copies hold only these properties (and the
+// keys): smaller rows, and a lookup that needs the rest reads the entity
+// too. Without it a copy holds every property.
+func (s Spec[T]) Project(props ...string) Spec[T] {
+	s.project = append([]string(nil), props...)
+	return s
+}
+
+// Table is a table of T whose entities carry secondary indexes. It is
+// safe for concurrent use.
+type Table[T any] struct {
+	table  store.Table
+	repo   *mapper.Repository[T]
+	specs  []Spec[T]
+	prefix string // T's RowKey prefix
+}
+
+// New returns the indexed table name of st for T. T must declare a kind
+// with a RowKey prefix (mapper.Kind): the index copies share the
+// entity's partition, and the prefix is what keeps a query of T from
+// reading them. It fails, naming the value, for an index name that is
+// empty, repeated or not letters, digits and underscores, a name whose
+// copies would sort inside T's prefix, a projection naming a property T
+// lacks, or a nil value function.
+func New[T any](st store.Store, table string, specs ...Spec[T]) (*Table[T], error) {
+	if err := store.ValidateTableName(table); err != nil {
+		return nil, err
+	}
+	props, err := mapper.PropertyNames[T]()
+	if err != nil {
+		return nil, err
+	}
+	kind := mapper.KindOf[T]()
+	if kind == nil || kind.Prefix == "" {
+		var zero T
+		return nil, refuse("%T declares no RowKey prefix: declare one with TableKind (mapper.Kind{Prefix: ...}) so that queries of its entities never read the index copies beside them", zero)
+	}
+	if len(specs) == 0 {
+		return nil, refuse("no index declared")
+	}
+	if 1+2*len(specs) > store.MaxBatchActions {
+		return nil, refuse("%d indexes: a write of one entity would take %d actions, over the transaction's %d", len(specs), 1+2*len(specs), store.MaxBatchActions)
+	}
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if !validName(s.name) {
+			return nil, refuse("index name %q must be 1 to 32 letters, digits and underscores", s.name)
+		}
+		if seen[s.name] {
+			return nil, refuse("index %q is declared twice", s.name)
+		}
+		seen[s.name] = true
+		if s.value == nil {
+			return nil, refuse("index %q has no value function", s.name)
+		}
+		copyPrefix, _ := keys.Join(s.name)
+		if strings.HasPrefix(copyPrefix, kind.Prefix) || strings.HasPrefix(kind.Prefix, copyPrefix) {
+			return nil, refuse("index %q: its copies' RowKeys (%q...) would overlap the entities' prefix %q", s.name, copyPrefix, kind.Prefix)
+		}
+		for _, p := range s.project {
+			if !contains(props, p) {
+				return nil, refuse("index %q projects %q, which is not a property of the type (properties: %s)", s.name, p, strings.Join(props, ", "))
+			}
+		}
+	}
+	return &Table[T]{table: st.Table(table), repo: mapper.NewRepository[T](st, table), specs: specs, prefix: kind.Prefix}, nil
+}
+
+func validName(s string) bool {
+	if len(s) < 1 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseFor builds a refusal with its cause.
+func refuseFor(cause error, format string, args ...any) error {
+	e := store.Errorf(store.CodeInvalidInput, 400, "index: "+format, args...)
+	e.Source = store.SourceClient
+	e.Err = cause
+	return e
+}
+
+// refuse builds a refusal of tablekit's own checks.
+func refuse(format string, args ...any) error {
+	e := store.Errorf(store.CodeInvalidInput, 400, "index: "+format, args...)
+	e.Source = store.SourceClient
+	return e
+}
+
+// Repository returns the typed repository of the entities (reads of
+// them; write through the Table so the copies follow).
+func (x *Table[T]) Repository() *mapper.Repository[T] { return x.repo }
+
+// spec returns the index named name.
+func (x *Table[T]) spec(name string) (*Spec[T], error) {
+	for i := range x.specs {
+		if x.specs[i].name == name {
+			return &x.specs[i], nil
+		}
+	}
+	names := make([]string, len(x.specs))
+	for i, s := range x.specs {
+		names[i] = s.name
+	}
+	return nil, refuse("no index %q (indexes: %s)", name, strings.Join(names, ", "))
+}
+
+// copyKey is the RowKey of the copy of an entity (RowKey rk) whose index
+// value is v.
+func (s *Spec[T]) copyKey(v, rk string) (string, error) {
+	if s.unique {
+		return keys.Join(s.name, v)
+	}
+	return keys.Join(s.name, v, rk)
+}
+
+// copies returns the index copies of entity e (from value v): RowKey to
+// row. An empty value is not indexed.
+func (x *Table[T]) copies(v *T, e *store.Entity) (map[string]store.Entity, error) {
+	out := make(map[string]store.Entity, len(x.specs))
+	for i := range x.specs {
+		s := &x.specs[i]
+		val := s.value(v)
+		if val == "" {
+			continue
+		}
+		rk, err := s.copyKey(val, e.RowKey)
+		if err != nil {
+			return nil, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, cutValue(val), store.MaxKeyUnits)
+		}
+		if err := store.ValidateKeys(e.PartitionKey, rk); err != nil {
+			return nil, fmt.Errorf("index %s: value %q makes the copy's RowKey %d UTF-16 units long (the limit is %d): %w",
+				s.name, cutValue(val), keys.UTF16Len(rk), store.MaxKeyUnits, err)
+		}
+		c := store.Entity{PartitionKey: e.PartitionKey, RowKey: rk, Properties: map[string]any{RefProperty: e.RowKey}}
+		if s.project == nil {
+			for k, pv := range e.Properties {
+				c.Properties[k] = pv
+			}
+		} else {
+			for _, p := range s.project {
+				if pv, ok := e.Properties[p]; ok {
+					c.Properties[p] = pv
+				}
+			}
+		}
+		out[rk] = c
+	}
+	return out, nil
+}
+
+func cutValue(v string) string {
+	if len(v) > 64 {
+		return v[:64] + "..."
+	}
+	return v
+}
+
+// specOfCopy returns the index a copy's RowKey belongs to.
+func (x *Table[T]) specOfCopy(rk string) *Spec[T] {
+	parts, err := keys.Split(rk)
+	if err != nil || len(parts) == 0 {
+		return nil
+	}
+	for i := range x.specs {
+		if x.specs[i].name == parts[0] {
+			return &x.specs[i]
+		}
+	}
+	return nil
+}
+
+// decodeCopy turns a copy back into a T: the entity's RowKey, the copy's
+// properties. A value read from a copy carries no ETag (the copy's is not
+// the entity's): read the entity to update it.
+func (x *Table[T]) decodeCopy(c store.Entity) (T, error) {
+	var v T
+	ref, _ := c.Properties[RefProperty].(string)
+	if ref == "" {
+		return v, fmt.Errorf("index: row (%q, %q) is not an index copy: it has no %s", c.PartitionKey, c.RowKey, RefProperty)
+	}
+	e := store.Entity{PartitionKey: c.PartitionKey, RowKey: ref, Timestamp: c.Timestamp, Properties: make(map[string]any, len(c.Properties))}
+	for k, pv := range c.Properties {
+		if k != RefProperty {
+			e.Properties[k] = pv
+		}
+	}
+	err := mapper.Decode(e, &v)
+	return v, err
+}
+
+// readThrough decodes a copy, or reads the entity when the copy is a
+// projection.
+func (x *Table[T]) readThrough(ctx context.Context, s *Spec[T], c store.Entity) (T, error) {
+	if s.project == nil {
+		return x.decodeCopy(c)
+	}
+	ref, _ := c.Properties[RefProperty].(string)
+	return x.repo.Get(ctx, c.PartitionKey, ref)
+}
+
+// Get reads the entity with keys (pk, rk), with its ETag.
+func (x *Table[T]) Get(ctx context.Context, pk, rk string) (T, error) { return x.repo.Get(ctx, pk, rk) }
+
+// Find reads the entity of partition pk whose unique index holds value:
+// one point read of its copy (two when the index projects, to read the
+// entity). A missing value is an error matching store.ErrNotFound. The
+// value comes from the copy and carries no ETag unless the index
+// projects (then it is the entity, read with its ETag).
+func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (T, error) {
+	var zero T
+	s, err := x.spec(index)
+	if err != nil {
+		return zero, err
+	}
+	if !s.unique {
+		return zero, refuse("index %q is not unique: use FindAll", index)
+	}
+	rk, err := s.copyKey(value, "")
+	if err != nil {
+		return zero, fmt.Errorf("index %s: value %q: %w", index, cutValue(value), err)
+	}
+	if err := store.ValidateKeys(pk, rk); err != nil {
+		return zero, fmt.Errorf("index %s: value %q: %w", index, cutValue(value), err)
+	}
+	c, err := x.table.Get(ctx, pk, rk, nil)
+	if err != nil {
+		return zero, fmt.Errorf("index %s: value %q in partition %q: %w", index, cutValue(value), pk, err)
+	}
+	return x.readThrough(ctx, s, c)
+}
+
+// FindAll returns every entity of partition pk whose index holds value,
+// in the order of their RowKeys: one range query of the copies.
+func (x *Table[T]) FindAll(ctx context.Context, pk, index, value string) iter.Seq2[T, error] {
+	return x.scan(ctx, pk, index, func(s *Spec[T]) (keys.Range, error) {
+		if s.unique {
+			rk, err := s.copyKey(value, "")
+			return keys.Range{Lower: rk, Upper: rk, HasUpper: true, UpperIncluded: true}, err
+		}
+		return keys.PrefixOf(s.name, value)
+	})
+}
+
+// Range returns the entities of partition pk whose index value lies in
+// [from, to), in value order ("" as to: no upper bound).
+func (x *Table[T]) Range(ctx context.Context, pk, index, from, to string) iter.Seq2[T, error] {
+	return x.scan(ctx, pk, index, func(s *Spec[T]) (keys.Range, error) {
+		lo, err := keys.Join(s.name, from)
+		if err != nil {
+			return keys.Range{}, err
+		}
+		if to == "" {
+			end, err := keys.PrefixOf(s.name)
+			return keys.Range{Lower: lo, Upper: end.Upper, HasUpper: end.HasUpper}, err
+		}
+		hi, err := keys.Join(s.name, to)
+		return keys.Range{Lower: lo, Upper: hi, HasUpper: true}, err
+	})
+}
+
+// Prefix returns the entities of partition pk whose index value starts
+// with prefix, in value order.
+func (x *Table[T]) Prefix(ctx context.Context, pk, index, prefix string) iter.Seq2[T, error] {
+	return x.scan(ctx, pk, index, func(s *Spec[T]) (keys.Range, error) {
+		joined, err := keys.Join(s.name, prefix)
+		if err != nil {
+			return keys.Range{}, err
+		}
+		// Escaping is a character-by-character map, so the copies of the
+		// values starting with prefix are the keys starting with the
+		// escaped pair, minus the separator's trailing space when the
+		// prefix is empty.
+		if prefix == "" {
+			return keys.PrefixOf(s.name)
+		}
+		return keys.PrefixRange(joined), nil
+	})
+}
+
+// scan reads the copies of one index in a key range.
+func (x *Table[T]) scan(ctx context.Context, pk, index string, rangeOf func(*Spec[T]) (keys.Range, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		s, err := x.spec(index)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		rng, err := rangeOf(s)
+		if err != nil {
+			yield(zero, fmt.Errorf("index %s: %w", index, err))
+			return
+		}
+		c := filter.PK.Eq(pk).And(filter.RK.InRange(rng))
+		if err := c.Err(); err != nil {
+			yield(zero, fmt.Errorf("index %s: %w", index, err))
+			return
+		}
+		for e, err := range store.All(ctx, x.table, store.Query{Filter: c.String()}) {
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			v, err := x.readThrough(ctx, s, e)
+			if !yield(v, err) {
+				return
+			}
+		}
+	}
+}
+
+// splitKey splits a copy's RowKey into index name, value (and entity
+// RowKey).
+func splitKey(rk string) ([]string, error) { return keys.Split(rk) }

@@ -1,0 +1,250 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/store"
+)
+
+// maxRounds bounds the read-and-retry rounds of an unconditional write
+// under contention.
+const maxRounds = 8
+
+// Insert adds *v and its index copies in one transaction, and stores the
+// entity's new ETag in v. An existing entity is an error matching
+// store.ErrAlreadyExists; a unique value another entity holds, a
+// *DuplicateError. Nothing is written on a refusal.
+func (x *Table[T]) Insert(ctx context.Context, v *T) error {
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	cs, err := x.copies(v, &e)
+	if err != nil {
+		return err
+	}
+	acts := []store.Action{{Kind: store.ActionInsert, Entity: e}}
+	for _, rk := range sortedKeys(cs) {
+		acts = append(acts, store.Action{Kind: store.ActionInsert, Entity: cs[rk]})
+	}
+	return x.commit(ctx, v, acts)
+}
+
+// Update replaces the stored entity with *v if it still has the ETag in
+// v's etag field (store.ErrPreconditionFailed otherwise; mapper.ErrNoETag
+// without one), moves the copies whose values changed and refreshes the
+// others, all in one transaction, and stores the new ETag in v.
+func (x *Table[T]) Update(ctx context.Context, v *T) error {
+	etag := mapper.ETagOf(v)
+	if etag == "" {
+		return fmt.Errorf("index: update: %w", mapper.ErrNoETag)
+	}
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	cur, err := x.table.Get(ctx, e.PartitionKey, e.RowKey, nil)
+	if err != nil {
+		return err
+	}
+	if cur.ETag != etag {
+		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+			"index: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+	}
+	return x.replace(ctx, v, e, cur)
+}
+
+// Upsert writes *v whatever is stored (creating it, or replacing it and
+// moving its copies), and stores the new ETag in v. It reads the stored
+// entity first and retries when another writer changes it in between.
+func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	var last error
+	for range maxRounds {
+		cur, err := x.table.Get(ctx, e.PartitionKey, e.RowKey, nil)
+		switch {
+		case errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+			last = x.Insert(ctx, v)
+			if !errors.Is(last, store.ErrAlreadyExists) || isDuplicate(last) {
+				return last
+			}
+		case err != nil:
+			return err
+		default:
+			last = x.replace(ctx, v, e, cur)
+			if !errors.Is(last, store.ErrPreconditionFailed) {
+				return last
+			}
+		}
+	}
+	return fmt.Errorf("index: upsert of (%q, %q): the entity kept changing: %w", e.PartitionKey, e.RowKey, last)
+}
+
+func isDuplicate(err error) bool { return errors.Is(err, ErrDuplicate) }
+
+// replace writes e over cur (the stored entity, read with its ETag), with
+// the copies moved.
+func (x *Table[T]) replace(ctx context.Context, v *T, e, cur store.Entity) error {
+	var old T
+	if err := mapper.Decode(cur, &old); err != nil {
+		return err
+	}
+	oldCopies, err := x.copies(&old, &cur)
+	if err != nil {
+		return err
+	}
+	newCopies, err := x.copies(v, &e)
+	if err != nil {
+		return err
+	}
+	acts := []store.Action{{Kind: store.ActionUpdateReplace, Entity: e, IfMatch: cur.ETag}}
+	for _, rk := range sortedKeys(oldCopies) {
+		if _, kept := newCopies[rk]; !kept {
+			acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: e.PartitionKey, RowKey: rk}, IfMatch: store.ETagAny})
+		}
+	}
+	for _, rk := range sortedKeys(newCopies) {
+		kind := store.ActionInsert // a new value: refused if taken
+		if _, had := oldCopies[rk]; had {
+			kind = store.ActionUpsertReplace // the same value: refresh
+		}
+		acts = append(acts, store.Action{Kind: kind, Entity: newCopies[rk]})
+	}
+	return x.commit(ctx, v, acts)
+}
+
+// Delete removes *v's entity and its copies if the entity still has the
+// ETag in v's etag field.
+func (x *Table[T]) Delete(ctx context.Context, v *T) error {
+	etag := mapper.ETagOf(v)
+	if etag == "" {
+		return fmt.Errorf("index: delete: %w", mapper.ErrNoETag)
+	}
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	cur, err := x.table.Get(ctx, e.PartitionKey, e.RowKey, nil)
+	if err != nil {
+		return err
+	}
+	if cur.ETag != etag {
+		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+			"index: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+	}
+	return x.remove(ctx, cur)
+}
+
+// DeleteKey removes the entity with keys (pk, rk) and its copies,
+// whatever its version. A missing entity is not an error.
+func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
+	var last error
+	for range maxRounds {
+		cur, err := x.table.Get(ctx, pk, rk, nil)
+		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		last = x.remove(ctx, cur)
+		if !errors.Is(last, store.ErrPreconditionFailed) {
+			return last
+		}
+	}
+	return fmt.Errorf("index: delete of (%q, %q): the entity kept changing: %w", pk, rk, last)
+}
+
+// remove deletes cur (conditional on its ETag) and its copies.
+func (x *Table[T]) remove(ctx context.Context, cur store.Entity) error {
+	var old T
+	if err := mapper.Decode(cur, &old); err != nil {
+		return err
+	}
+	cs, err := x.copies(&old, &cur)
+	if err != nil {
+		return err
+	}
+	acts := []store.Action{{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: cur.PartitionKey, RowKey: cur.RowKey}, IfMatch: cur.ETag}}
+	for _, rk := range sortedKeys(cs) {
+		acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: cur.PartitionKey, RowKey: rk}, IfMatch: store.ETagAny})
+	}
+	return x.commit(ctx, nil, acts)
+}
+
+// commit runs the transaction and maps a refusal to the failing row: the
+// entity (its own code), a unique copy (DuplicateError). A delete of a
+// copy that is missing (an index added after the entity was written) is
+// dropped and the rest sent again. On success the entity's ETag goes into
+// v.
+func (x *Table[T]) commit(ctx context.Context, v *T, acts []store.Action) error {
+	for {
+		res, err := x.table.Transact(ctx, acts)
+		if err == nil {
+			if v != nil {
+				return mapper.SetETag(v, res[0].ETag)
+			}
+			return nil
+		}
+		i := store.Index(err)
+		if i <= 0 || i >= len(acts) || errors.Is(err, store.ErrUnknownOutcome) {
+			if i == 0 {
+				var se *store.Error
+				if errors.As(err, &se) {
+					c := *se
+					c.Index = -1
+					return &c
+				}
+			}
+			return err
+		}
+		a := acts[i]
+		switch {
+		case a.Kind == store.ActionDelete && errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+			acts = slices.Delete(slices.Clone(acts), i, i+1)
+			continue
+		case a.Kind == store.ActionInsert && errors.Is(err, store.ErrAlreadyExists):
+			s := x.specOfCopy(a.Entity.RowKey)
+			name, value := "?", a.Entity.RowKey
+			if s != nil {
+				name, value = s.name, valueOfCopy(a.Entity.RowKey)
+			}
+			return &DuplicateError{Index: name, Value: value, PartitionKey: a.Entity.PartitionKey, Err: err}
+		}
+		return fmt.Errorf("index: copy %q: %w", a.Entity.RowKey, err)
+	}
+}
+
+// valueOfCopy reads the value out of a copy's RowKey.
+func valueOfCopy(rk string) string {
+	parts, err := splitKey(rk)
+	if err != nil || len(parts) < 2 {
+		return rk
+	}
+	return parts[1]
+}
+
+// encode maps v to its entity.
+func encode[T any](v *T) (store.Entity, error) {
+	if v == nil {
+		var zero T
+		return store.Entity{}, refuse("nil %T", &zero)
+	}
+	return mapper.Encode(v)
+}
+
+func sortedKeys(m map[string]store.Entity) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
