@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +103,23 @@ func TestETagFormat(t *testing.T) {
 	}
 	if err := store.ValidateETag(r.etag()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestETagFormatMatchesLayout: the hand-written ETag formatting agrees
+// with the service's layout over a spread of times, whole seconds
+// included (write times are Unix nanoseconds: 1678 to 2262).
+func TestETagFormatMatchesLayout(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1999, 12, 31, 23, 59, 59, 999999900, time.UTC),
+		time.Date(2026, 11, 24, 9, 5, 7, 100, time.UTC),
+		time.Date(2261, 6, 30, 12, 0, 0, 0, time.UTC),
+	} {
+		ts := strings.ReplaceAll(tm.Format("2006-01-02T15:04:05.0000000Z"), ":", "%3A")
+		want := store.ETag(`W/"datetime'` + ts + `'"`)
+		if got := etagAt(tm.UnixNano()); got != want {
+			t.Errorf("etagAt(%v) = %s, want %s", tm, got, want)
+		}
 	}
 }

@@ -39,13 +39,14 @@ func (h *tableHandle) applyAll(t *table, actions []store.Action) ([]store.Action
 		next[i], remove[i] = r, rm
 	}
 	results := make([]store.ActionResult, len(actions))
+	etag := etagAt(ts) // every row of the transaction shares its write time
 	for i := range actions {
 		if remove[i] {
 			t.remove(actions[i].Entity.PartitionKey, actions[i].Entity.RowKey)
 			continue
 		}
 		t.put(next[i])
-		results[i].ETag = next[i].etag()
+		results[i].ETag = etag
 	}
 	return results, nil
 }
