@@ -215,10 +215,10 @@ func (s *Spec[T]) copyKey(v, rk string) (string, error) {
 	return keys.Join(s.name, v, rk)
 }
 
-// copies returns the index copies of entity e (from value v): RowKey to
-// row. An empty value is not indexed.
-func (x *Table[T]) copies(v *T, e *store.Entity) (map[string]store.Entity, error) {
-	out := make(map[string]store.Entity, len(x.specs))
+// copies returns the index copies of entity e (from value v), in the
+// order the indexes were declared. An empty value is not indexed.
+func (x *Table[T]) copies(v *T, e *store.Entity) ([]store.Entity, error) {
+	out := make([]store.Entity, 0, len(x.specs))
 	for i := range x.specs {
 		s := &x.specs[i]
 		val := s.value(v)
@@ -233,19 +233,22 @@ func (x *Table[T]) copies(v *T, e *store.Entity) (map[string]store.Entity, error
 			return nil, fmt.Errorf("index %s: value %q makes the copy's RowKey %d UTF-16 units long (the limit is %d): %w",
 				s.name, cutValue(val), keys.UTF16Len(rk), store.MaxKeyUnits, err)
 		}
-		c := store.Entity{PartitionKey: e.PartitionKey, RowKey: rk, Properties: map[string]any{RefProperty: e.RowKey}}
+		var c store.Entity
 		if s.project == nil {
+			c = store.Entity{PartitionKey: e.PartitionKey, RowKey: rk, Properties: make(map[string]any, len(e.Properties)+1)}
 			for k, pv := range e.Properties {
 				c.Properties[k] = pv
 			}
 		} else {
+			c = store.Entity{PartitionKey: e.PartitionKey, RowKey: rk, Properties: make(map[string]any, len(s.project)+1)}
 			for _, p := range s.project {
 				if pv, ok := e.Properties[p]; ok {
 					c.Properties[p] = pv
 				}
 			}
 		}
-		out[rk] = c
+		c.Properties[RefProperty] = e.RowKey
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -280,13 +283,10 @@ func (x *Table[T]) decodeCopy(c store.Entity) (T, error) {
 	if ref == "" {
 		return v, fmt.Errorf("index: row (%q, %q) is not an index copy: it has no %s", c.PartitionKey, c.RowKey, RefProperty)
 	}
-	e := store.Entity{PartitionKey: c.PartitionKey, RowKey: ref, Timestamp: c.Timestamp, Properties: make(map[string]any, len(c.Properties))}
-	for k, pv := range c.Properties {
-		if k != RefProperty {
-			e.Properties[k] = pv
-		}
-	}
-	err := mapper.Decode(e, &v)
+	// The copy was just read: its map is ours to change.
+	delete(c.Properties, RefProperty)
+	c.RowKey, c.ETag = ref, ""
+	err := mapper.Decode(c, &v)
 	return v, err
 }
 

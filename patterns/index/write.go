@@ -27,9 +27,10 @@ func (x *Table[T]) Insert(ctx context.Context, v *T) error {
 	if err != nil {
 		return err
 	}
-	acts := []store.Action{{Kind: store.ActionInsert, Entity: e}}
-	for _, rk := range sortedKeys(cs) {
-		acts = append(acts, store.Action{Kind: store.ActionInsert, Entity: cs[rk]})
+	acts := make([]store.Action, 1, 1+len(cs))
+	acts[0] = store.Action{Kind: store.ActionInsert, Entity: e}
+	for _, c := range cs {
+		acts = append(acts, store.Action{Kind: store.ActionInsert, Entity: c})
 	}
 	return x.commit(ctx, v, acts)
 }
@@ -105,17 +106,17 @@ func (x *Table[T]) replace(ctx context.Context, v *T, e, cur store.Entity) error
 		return err
 	}
 	acts := []store.Action{{Kind: store.ActionUpdateReplace, Entity: e, IfMatch: cur.ETag}}
-	for _, rk := range sortedKeys(oldCopies) {
-		if _, kept := newCopies[rk]; !kept {
-			acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: e.PartitionKey, RowKey: rk}, IfMatch: store.ETagAny})
+	for _, c := range oldCopies {
+		if !hasRow(newCopies, c.RowKey) {
+			acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: e.PartitionKey, RowKey: c.RowKey}, IfMatch: store.ETagAny})
 		}
 	}
-	for _, rk := range sortedKeys(newCopies) {
+	for _, c := range newCopies {
 		kind := store.ActionInsert // a new value: refused if taken
-		if _, had := oldCopies[rk]; had {
+		if hasRow(oldCopies, c.RowKey) {
 			kind = store.ActionUpsertReplace // the same value: refresh
 		}
-		acts = append(acts, store.Action{Kind: kind, Entity: newCopies[rk]})
+		acts = append(acts, store.Action{Kind: kind, Entity: c})
 	}
 	return x.commit(ctx, v, acts)
 }
@@ -173,8 +174,8 @@ func (x *Table[T]) remove(ctx context.Context, cur store.Entity) error {
 		return err
 	}
 	acts := []store.Action{{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: cur.PartitionKey, RowKey: cur.RowKey}, IfMatch: cur.ETag}}
-	for _, rk := range sortedKeys(cs) {
-		acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: cur.PartitionKey, RowKey: rk}, IfMatch: store.ETagAny})
+	for _, c := range cs {
+		acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: cur.PartitionKey, RowKey: c.RowKey}, IfMatch: store.ETagAny})
 	}
 	return x.commit(ctx, nil, acts)
 }
@@ -240,11 +241,12 @@ func encode[T any](v *T) (store.Entity, error) {
 	return mapper.Encode(v)
 }
 
-func sortedKeys(m map[string]store.Entity) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// hasRow reports whether rows holds one with RowKey rk.
+func hasRow(rows []store.Entity, rk string) bool {
+	for i := range rows {
+		if rows[i].RowKey == rk {
+			return true
+		}
 	}
-	slices.Sort(ks)
-	return ks
+	return false
 }
