@@ -159,24 +159,8 @@ func (c *codec) decodeEntity(e *store.Entity, v reflect.Value) error {
 		return err
 	}
 	v.SetZero()
-	if err := c.setKeys(v, e.PartitionKey, e.RowKey); err != nil {
+	if err := c.decodeMeta(e, v); err != nil {
 		return err
-	}
-	if c.etag != nil && e.ETag != "" {
-		fv, err := c.etag.target(v)
-		if err != nil {
-			return err
-		}
-		fv.SetString(string(e.ETag))
-	}
-	if c.ts != nil && !e.Timestamp.IsZero() {
-		fv, err := c.ts.target(v)
-		if err != nil {
-			return err
-		}
-		if err := c.ts.setTimeRaw(fv, e.Timestamp); err != nil {
-			return err
-		}
 	}
 	for i := range c.fields {
 		f := &c.fields[i]
@@ -212,6 +196,30 @@ func (c *codec) decodeEntity(e *store.Entity, v reflect.Value) error {
 				return err
 			}
 			fv.Set(reflect.ValueOf(extra))
+		}
+	}
+	return nil
+}
+
+// decodeMeta sets v's keys, ETag and Timestamp from e.
+func (c *codec) decodeMeta(e *store.Entity, v reflect.Value) error {
+	if err := c.setKeys(v, e.PartitionKey, e.RowKey); err != nil {
+		return err
+	}
+	if c.etag != nil && e.ETag != "" {
+		fv, err := c.etag.target(v)
+		if err != nil {
+			return err
+		}
+		fv.SetString(string(e.ETag))
+	}
+	if c.ts != nil && !e.Timestamp.IsZero() {
+		fv, err := c.ts.target(v)
+		if err != nil {
+			return err
+		}
+		if err := c.ts.setTimeRaw(fv, e.Timestamp); err != nil {
+			return err
 		}
 	}
 	return nil

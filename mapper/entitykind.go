@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/store"
@@ -43,6 +44,24 @@ type Kind struct {
 	Property string
 	// Value is the discriminator's value for this kind.
 	Value string
+	// Version, when 2 or more, is the version of the type's layout: the
+	// stored discriminator becomes Value + "@" + Version ("employee@2"),
+	// so rows written by each version of a struct stay apart. Version 0
+	// and 1 store Value alone, so rows written before a type declared
+	// versions are its version 1. Each version is a type of its own; a
+	// Registry holding several versions of a kind reads old rows as the
+	// newest version through the migrations given to Migrate. Versions
+	// need a discriminator Property.
+	Version int
+}
+
+// Marker returns the value the discriminator Property holds for the kind:
+// Value, followed by "@" and the Version when it is 2 or more.
+func (k Kind) Marker() string {
+	if k.Version < 2 {
+		return k.Value
+	}
+	return k.Value + "@" + strconv.Itoa(k.Version)
 }
 
 // KindDeclarer is implemented by types that declare their Kind. The
@@ -65,7 +84,7 @@ func (k Kind) String() string {
 		parts = append(parts, fmt.Sprintf("RowKey prefix %s", quote(k.Prefix)))
 	}
 	if k.Property != "" {
-		parts = append(parts, fmt.Sprintf("%s = %s", k.Property, quote(k.Value)))
+		parts = append(parts, fmt.Sprintf("%s = %s", k.Property, quote(k.Marker())))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -86,6 +105,14 @@ func declaredKind(t reflect.Type, c *codec) (*Kind, error) {
 	}
 	if k.Prefix == "" && k.Property == "" {
 		return nil, refuse("the kind sets neither a RowKey Prefix nor a discriminator Property")
+	}
+	switch {
+	case k.Version < 0:
+		return nil, refuse("Version %d is negative", k.Version)
+	case k.Version >= 2 && k.Property == "":
+		return nil, refuse("Version %d without a discriminator Property: a version is stored in the discriminator", k.Version)
+	case k.Version >= 1 && strings.Contains(k.Value, "@"):
+		return nil, refuse("Value %s holds '@', which separates the value from the version in the discriminator", quote(k.Value))
 	}
 	if k.Prefix != "" {
 		if err := store.ValidateKeys("", k.Prefix); err != nil {
@@ -120,7 +147,7 @@ func (c *codec) kindCond() filter.Cond {
 		conds = append(conds, filter.RK.HasPrefix(c.kind.Prefix))
 	}
 	if c.kind.Property != "" {
-		conds = append(conds, filter.Prop(c.kind.Property).Eq(c.kind.Value))
+		conds = append(conds, filter.Prop(c.kind.Property).Eq(c.kind.Marker()))
 	}
 	return filter.And(conds...)
 }
@@ -138,7 +165,7 @@ func (c *codec) checkKey(rk string) error {
 // wins over whatever a discriminator field holds.
 func (c *codec) stampKind(props map[string]any) error {
 	if c.kind != nil && c.kind.Property != "" {
-		props[c.kind.Property] = c.kind.Value
+		props[c.kind.Property] = c.kind.Marker()
 	}
 	return nil
 }
@@ -153,9 +180,9 @@ func (c *codec) checkKind(e *store.Entity) error {
 			ErrWrongKind, quote(e.PartitionKey), quote(e.RowKey), c.typ, quote(c.kind.Prefix))
 	}
 	if c.kind.Property != "" {
-		if v, _ := e.Properties[c.kind.Property].(string); v != c.kind.Value {
+		if v, _ := e.Properties[c.kind.Property].(string); v != c.kind.Marker() {
 			return fmt.Errorf("%w: row (%s, %s) is not a %s: %s is %v, not %s",
-				ErrWrongKind, quote(e.PartitionKey), quote(e.RowKey), c.typ, c.kind.Property, quoteAny(e.Properties[c.kind.Property]), quote(c.kind.Value))
+				ErrWrongKind, quote(e.PartitionKey), quote(e.RowKey), c.typ, c.kind.Property, quoteAny(e.Properties[c.kind.Property]), quote(c.kind.Marker()))
 		}
 	}
 	return nil

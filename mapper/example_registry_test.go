@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"strings"
+
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
@@ -45,4 +47,56 @@ func ExampleNewPrefixRegistry() {
 	// employee Ann
 	// unknown kind: true
 	// RowKey ge 'emp_' and RowKey lt 'emp`'
+}
+
+// StaffV1 is the first layout of a staff member: one Name.
+type StaffV1 struct {
+	Department string     `table:",pk"`
+	ID         string     `table:",rk"`
+	ETag       store.ETag `table:",etag"`
+	Name       string
+}
+
+func (StaffV1) TableKind() mapper.Kind { return mapper.Kind{Property: "Type", Value: "employee"} }
+
+// StaffV2 splits the name.
+type StaffV2 struct {
+	Department string     `table:",pk"`
+	ID         string     `table:",rk"`
+	ETag       store.ETag `table:",etag"`
+	FirstName  string
+	LastName   string
+}
+
+func (StaffV2) TableKind() mapper.Kind {
+	return mapper.Kind{Property: "Type", Value: "employee", Version: 2}
+}
+
+// Two layouts of one struct coexist: a row of each, both read as the
+// newest layout, the old one migrated on read.
+func ExampleMigrate() {
+	ctx := context.Background()
+	st := newTable("Staff")
+	reg, _ := mapper.NewPropertyRegistry("Type")
+	_ = mapper.Register[StaffV1](reg, "employee")
+	_ = mapper.Register[StaffV2](reg, "employee")
+	_ = mapper.Migrate(reg, func(v StaffV1) (StaffV2, error) {
+		first, last, _ := strings.Cut(v.Name, " ")
+		return StaffV2{FirstName: first, LastName: last}, nil
+	})
+	// An old program wrote Ann; a new one writes Bob.
+	_ = mapper.NewRepository[StaffV1](st, "Staff").Insert(ctx, &StaffV1{Department: "Sales", ID: "1", Name: "Ann Lee"})
+	_ = mapper.NewRepository[StaffV2](st, "Staff").Insert(ctx, &StaffV2{Department: "Sales", ID: "2", FirstName: "Bob", LastName: "Ray"})
+
+	staff := reg.On(st, "Staff")
+	for v, err := range staff.Query(ctx) {
+		e := v.(StaffV2)
+		fmt.Println(e.ID, e.FirstName, e.LastName, err)
+	}
+	rep, err := staff.Upgrade(ctx)
+	fmt.Printf("upgraded %d of %d old rows, %v\n", rep.Upgraded, rep.Read, err)
+	// Output:
+	// 1 Ann Lee <nil>
+	// 2 Bob Ray <nil>
+	// upgraded 1 of 1 old rows, <nil>
 }

@@ -31,12 +31,19 @@ type Registry struct {
 	byKind map[string]*kindType
 	byType map[reflect.Type]*kindType
 	kinds  []*kindType // registration order
+	// latest is the newest version registered of each kind (by base).
+	latest map[string]*kindType
+	// migrations maps a type to the migration to the next version of
+	// its kind.
+	migrations map[reflect.Type]*migration
 }
 
 type kindType struct {
-	kind string
-	typ  reflect.Type
-	c    *codec
+	kind    string // the stored marker: a prefix, or a discriminator value with its version
+	base    string // the discriminator value without the version (= kind for prefixes)
+	version int    // the layout version (1 when the type declares none)
+	typ     reflect.Type
+	c       *codec
 }
 
 // NewPropertyRegistry returns a registry that tells kinds by the string
@@ -45,13 +52,15 @@ func NewPropertyRegistry(prop string) (*Registry, error) {
 	if err := store.ValidatePropertyName(prop); err != nil {
 		return nil, fmt.Errorf("mapper: discriminator property: %w", err)
 	}
-	return &Registry{prop: prop, byKind: map[string]*kindType{}, byType: map[reflect.Type]*kindType{}}, nil
+	return &Registry{prop: prop, byKind: map[string]*kindType{}, byType: map[reflect.Type]*kindType{},
+		latest: map[string]*kindType{}, migrations: map[reflect.Type]*migration{}}, nil
 }
 
 // NewPrefixRegistry returns a registry that tells kinds by a RowKey
 // prefix: an entity's RowKey must start with its type's prefix.
 func NewPrefixRegistry() *Registry {
-	return &Registry{byKind: map[string]*kindType{}, byType: map[reflect.Type]*kindType{}}
+	return &Registry{byKind: map[string]*kindType{}, byType: map[reflect.Type]*kindType{},
+		latest: map[string]*kindType{}, migrations: map[reflect.Type]*migration{}}
 }
 
 // Register maps kind (a discriminator value, or a RowKey prefix) to T. It
@@ -65,6 +74,11 @@ func NewPrefixRegistry() *Registry {
 // registry's property, Value: kind} (a Replace through a Repository of a
 // type that does not would drop the discriminator); for a prefix registry,
 // a Prefix T declares must be kind.
+//
+// Several versions of one kind (types declaring the same Value and
+// different Versions) may be registered; rows of each are told apart by
+// their stored marker (Kind.Marker), and Decode reads every version as the
+// newest through the migrations given to Migrate.
 func Register[T any](r *Registry, kind string) error {
 	t := reflect.TypeFor[T]()
 	c, err := codecFor(t)
@@ -73,6 +87,10 @@ func Register[T any](r *Registry, kind string) error {
 	}
 	if err := r.agrees(t, c, kind); err != nil {
 		return err
+	}
+	base, version := kind, 1
+	if r.prop != "" && c.kind.Version >= 2 {
+		kind, version = c.kind.Marker(), c.kind.Version
 	}
 	if k, dup := r.byType[t]; dup {
 		return &Error{Type: t, Msg: fmt.Sprintf("registered already, as kind %q", k.kind)}
@@ -95,10 +113,13 @@ func Register[T any](r *Registry, kind string) error {
 	} else if f := c.byName[r.prop]; f != nil && f.kind != kString {
 		return f.errorf("the discriminator property %q must be a string field, not %s", r.prop, f.typ)
 	}
-	k := &kindType{kind: kind, typ: t, c: c}
+	k := &kindType{kind: kind, base: base, version: version, typ: t, c: c}
 	r.byKind[kind] = k
 	r.byType[t] = k
 	r.kinds = append(r.kinds, k)
+	if l := r.latest[base]; l == nil || l.version < version {
+		r.latest[base] = k
+	}
 	return nil
 }
 
@@ -188,7 +209,10 @@ func (r *Registry) kindOf(e *store.Entity) (*kindType, error) {
 }
 
 // Decode returns e as a value of its registered type (a T, not a *T):
-// use a type switch. An unknown kind is an error matching ErrUnknownKind.
+// use a type switch. A row of an older version of a kind is returned as
+// the newest version registered, through the migrations given to Migrate
+// (an error naming the missing one when there is none). An unknown kind
+// is an error matching ErrUnknownKind.
 func (r *Registry) Decode(e store.Entity) (any, error) {
 	k, err := r.kindOf(&e)
 	if err != nil {
@@ -198,16 +222,29 @@ func (r *Registry) Decode(e store.Entity) (any, error) {
 	if err := k.c.decodeEntity(&e, p.Elem()); err != nil {
 		return nil, err
 	}
+	if l := r.latest[k.base]; l != k {
+		return r.migrate(&e, k, p.Elem(), l)
+	}
 	return p.Elem().Interface(), nil
 }
 
 // Cond returns the condition that selects the entities of kind: the
-// discriminator property equal to it, or the RowKey range of the prefix.
+// discriminator property equal to it (to any registered version's marker
+// when kind is a kind's value), or the RowKey range of the prefix.
 func (r *Registry) Cond(kind string) filter.Cond {
-	if r.prop != "" {
+	if r.prop == "" {
+		return filter.RK.HasPrefix(kind)
+	}
+	var conds []filter.Cond
+	for _, k := range r.kinds {
+		if k.base == kind && k.kind != kind {
+			conds = append(conds, filter.Prop(r.prop).Eq(k.kind))
+		}
+	}
+	if len(conds) == 0 {
 		return filter.Prop(r.prop).Eq(kind)
 	}
-	return filter.RK.HasPrefix(kind)
+	return filter.Or(append([]filter.Cond{filter.Prop(r.prop).Eq(kind)}, conds...)...)
 }
 
 // Query returns every entity of tbl matching where (the zero Cond for
