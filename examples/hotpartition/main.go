@@ -51,13 +51,14 @@ type config struct {
 	Buckets int           // partitions of the spread layout
 	Flush   time.Duration // the writer sends what arrived this often
 	RTT     time.Duration // a request's round trip (memstore only)
+	Retries int           // azstore's retries of a 503 under the bulk writer's (memstore only)
 	Table   string        // table name prefix: <Table>Hot and <Table>Spread
 }
 
 // defaults: 54,000 lines at 18,000 a second for 3 seconds, within the
 // account's 20,000 and 9 times one partition's 2,000.
 var defaults = config{Lines: 54000, Rate: 18000, Sources: 512, Buckets: 16,
-	Flush: 100 * time.Millisecond, RTT: 10 * time.Millisecond, Table: "LogStream"}
+	Flush: 100 * time.Millisecond, RTT: 10 * time.Millisecond, Retries: clientRetries, Table: "LogStream"}
 
 func (c config) check() error {
 	switch {
@@ -73,6 +74,8 @@ func (c config) check() error {
 		return fmt.Errorf("-flush %v: want a positive duration", c.Flush)
 	case c.RTT < 0:
 		return fmt.Errorf("-rtt %v: want 0 or more", c.RTT)
+	case c.Retries < 0 || c.Retries > 10:
+		return fmt.Errorf("-retries %d: want 0 to 10", c.Retries)
 	}
 	return store.ValidateTableName(c.Table + "Spread")
 }
@@ -86,6 +89,7 @@ func main() {
 	flag.IntVar(&cfg.Buckets, "buckets", cfg.Buckets, "partitions to spread over")
 	flag.DurationVar(&cfg.Flush, "flush", cfg.Flush, "how often the writer sends what arrived")
 	flag.DurationVar(&cfg.RTT, "rtt", cfg.RTT, "simulated round trip of a request (memstore only)")
+	flag.IntVar(&cfg.Retries, "retries", cfg.Retries, "retries of a 503 below the bulk writer's, as azstore's retry policy makes them (memstore only; 0: the bulk writer's alone)")
 	flag.StringVar(&cfg.Table, "table", cfg.Table, "table name prefix (<prefix>Hot and <prefix>Spread, created, then deleted)")
 	flag.Parse()
 	if err := cfg.check(); err != nil {
@@ -98,7 +102,7 @@ func main() {
 			log.Fatal(err)
 		}
 	} else {
-		e = memEnv(cfg)
+		e = memEnv(cfg, memstore.ThroughputLimits{}) // the service's targets
 		defer e.close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -120,18 +124,19 @@ type env struct {
 	// On memstore: the simulation and the model's report.
 	sim   *simClock
 	model *memstore.Store
-	rtt   time.Duration
-	rng   *rand.Rand
+	rtt     time.Duration
+	retries int
+	rng     *rand.Rand
 	// Against a service: the HTTP requests and 503 answers.
 	http *countingTransport
 }
 
 // memEnv is memstore with the throughput model on a simulated clock.
-func memEnv(cfg config) *env {
+func memEnv(cfg config, limits memstore.ThroughputLimits) *env {
 	sim := newSimClock(simStart)
-	st := memstore.New(memstore.WithClock(sim.Now), memstore.WithThroughput(memstore.ThroughputLimits{}))
+	st := memstore.New(memstore.WithClock(sim.Now), memstore.WithThroughput(limits))
 	return &env{st: st, name: "memstore with the throughput model (simulated time)", clock: sim,
-		sim: sim, model: st, rtt: cfg.RTT, rng: rand.New(rand.NewPCG(1, 2))}
+		sim: sim, model: st, rtt: cfg.RTT, retries: cfg.Retries, rng: rand.New(rand.NewPCG(1, 2))}
 }
 
 // azureEnv is azstore on the wall clock, counting its HTTP answers.
@@ -154,7 +159,7 @@ func (e *env) close() {
 func (e *env) table(name string) store.Table {
 	t := e.st.Table(name)
 	if e.sim != nil {
-		return &simTable{Table: t, clock: e.sim, rtt: e.rtt, rng: e.rng}
+		return &simTable{Table: t, clock: e.sim, rtt: e.rtt, retries: e.retries, rng: e.rng}
 	}
 	return t
 }
@@ -230,13 +235,21 @@ type layout struct {
 	buckets int // 0: the hour alone
 }
 
-func layouts(cfg config) []layout {
-	return []layout{
-		{title: "one partition", key: `the hour, "2026112215"`, table: cfg.Table + "Hot"},
+func layouts(cfg config, first logLine) ([]layout, error) {
+	ls := []layout{
+		{title: "one partition", key: "the hour", table: cfg.Table + "Hot"},
 		{title: fmt.Sprintf("spread over %d partitions", cfg.Buckets),
-			key:   fmt.Sprintf(`keys.Spread(host, %d) + "_" + the hour, "07_2026112215"`, cfg.Buckets),
+			key:   fmt.Sprintf(`keys.Spread(host, %d) + "_" + the hour`, cfg.Buckets),
 			table: cfg.Table + "Spread", buckets: cfg.Buckets},
 	}
+	for i, l := range ls {
+		pk, err := l.partitionKey(first)
+		if err != nil {
+			return nil, err
+		}
+		ls[i].key += fmt.Sprintf(", %q", pk)
+	}
+	return ls, nil
 }
 
 // partitionKey is the line's partition: its hour, spread by its source.
@@ -456,7 +469,10 @@ func verify(ctx context.Context, e *env, l layout, cfg config, lines []logLine) 
 // run writes the stream in both layouts and prints what it measured.
 func run(ctx context.Context, w io.Writer, e *env, cfg config) (results []result, err error) {
 	lines := stream(cfg)
-	ls := layouts(cfg)
+	ls, err := layouts(cfg, lines[0])
+	if err != nil {
+		return nil, err
+	}
 	for _, l := range ls {
 		if err := e.st.CreateTable(ctx, l.table); err != nil {
 			return nil, err
@@ -473,7 +489,15 @@ func run(ctx context.Context, w io.Writer, e *env, cfg config) (results []result
 		fmt.Fprintf(w, "model: %s entities/s per partition (burst %s), %s per account (burst %s); a %v round trip per request\n",
 			num(lim.PartitionRate), num(lim.PartitionBurst), num(lim.AccountRate), num(lim.AccountBurst), cfg.RTT)
 	}
-	fmt.Fprintf(w, "client: store.BulkWriter, %d partitions at once, 5 attempts from 100ms; under it azstore's retry of a 503 (4 retries from 500ms, jitter)\n", cfg.Buckets)
+	fmt.Fprintf(w, "client: store.BulkWriter, %d partitions at once, 5 attempts from 100ms", cfg.Buckets)
+	switch {
+	case e.sim == nil:
+		fmt.Fprintln(w, "; under it azstore's retry policy")
+	case cfg.Retries > 0:
+		fmt.Fprintf(w, "; under it azstore's retry of a 503 (%d retries from 500ms, jitter)\n", cfg.Retries)
+	default:
+		fmt.Fprintln(w, "; nothing under it (-retries 0)")
+	}
 	fmt.Fprintf(w, "stream: %s lines from %s hosts at %s lines/s for %v, flushed every %v\n\n",
 		num(cfg.Lines), num(cfg.Sources), num(cfg.Rate), offset(cfg.Lines, cfg.Rate), cfg.Flush)
 
@@ -491,9 +515,12 @@ func run(ctx context.Context, w io.Writer, e *env, cfg config) (results []result
 	}
 	hot, spread := results[0], results[1]
 	fmt.Fprintf(w, "spread vs one partition: %.1fx the sustained rate, ", spread.rate()/hot.rate())
-	if hot.busy > 0 {
+	switch {
+	case hot.busy > 0 && spread.busy <= hot.busy:
 		fmt.Fprintf(w, "%.0f%% fewer 503 answers\n", 100*(1-float64(spread.busy)/float64(hot.busy)))
-	} else {
+	case hot.busy > 0:
+		fmt.Fprintf(w, "%.0f%% more 503 answers\n", 100*(float64(spread.busy)/float64(hot.busy)-1))
+	default:
 		fmt.Fprintln(w, "no 503 answers in either")
 	}
 
@@ -510,7 +537,7 @@ func run(ctx context.Context, w io.Writer, e *env, cfg config) (results []result
 			hot := slices.DeleteFunc(slices.Clone(mine), func(p memstore.PartitionStats) bool { return !p.Hot() })
 			if len(hot) == 0 && len(mine) > 0 {
 				p := slices.MaxFunc(mine, func(a, b memstore.PartitionStats) int { return int(a.PeakRate - b.PeakRate) })
-				fmt.Fprintf(w, "  %s: none; the busiest, %s, peaked at %s entities/s\n", l.table, p.PartitionKey, num(int(p.PeakRate)))
+				fmt.Fprintf(w, "  %s: none over its own rate; the busiest, %s, peaked at %s entities/s\n", l.table, p.PartitionKey, num(int(p.PeakRate)))
 			}
 			for _, p := range hot[:min(len(hot), 3)] {
 				fmt.Fprintf(w, "  %s %s: %s requests, %s entities, %s throttled, peak %s entities/s\n", l.table, p.PartitionKey,

@@ -286,8 +286,9 @@ func retryDelay(try int, rng *rand.Rand) time.Duration {
 type simTable struct {
 	store.Table
 	clock *simClock
-	rtt   time.Duration
-	rng   *rand.Rand // jitter; used only by the participant that runs
+	rtt     time.Duration
+	retries int        // resends of a refused write; clientRetries as azstore
+	rng     *rand.Rand // jitter; used only by the participant that runs
 }
 
 // Transact implements store.Table.
@@ -298,7 +299,7 @@ func (t *simTable) Transact(ctx context.Context, actions []store.Action) ([]stor
 	}
 	t.clock.request(pk)
 	var res []store.ActionResult
-	err := t.send(ctx, pk, func() (err error) {
+	err := t.send(ctx, pk, t.retries, func() (err error) {
 		res, err = t.Table.Transact(ctx, actions)
 		return err
 	})
@@ -308,7 +309,9 @@ func (t *simTable) Transact(ctx context.Context, actions []store.Action) ([]stor
 // Query implements store.Table.
 func (t *simTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	var page store.Page
-	err := t.send(ctx, "query", func() (err error) {
+	// A read is retried by azstore's policy for requests safe to repeat,
+	// whatever -retries says of writes.
+	err := t.send(ctx, "query", clientRetries, func() (err error) {
 		page, err = t.Table.Query(ctx, q)
 		return err
 	})
@@ -317,7 +320,7 @@ func (t *simTable) Query(ctx context.Context, q store.Query) (store.Page, error)
 
 // send makes one request as the client would: round trips, and retries of
 // a refusal.
-func (t *simTable) send(ctx context.Context, key string, do func() error) error {
+func (t *simTable) send(ctx context.Context, key string, retries int, do func() error) error {
 	for try := 1; ; try++ {
 		if err := t.clock.sleepAs(ctx, key, t.rtt/2); err != nil {
 			return err
@@ -325,7 +328,7 @@ func (t *simTable) send(ctx context.Context, key string, do func() error) error 
 		err := do()
 		// The answer travels back; it arrived, whatever ctx does meanwhile.
 		_ = t.clock.sleepAs(ctx, key, t.rtt-t.rtt/2)
-		if !errors.Is(err, store.ErrThrottled) || try > clientRetries {
+		if !errors.Is(err, store.ErrThrottled) || try > retries {
 			return err
 		}
 		if serr := t.clock.sleepAs(ctx, key, retryDelay(try, t.rng)); serr != nil {
