@@ -122,8 +122,8 @@ type env struct {
 	name  string
 	clock clock
 	// On memstore: the simulation and the model's report.
-	sim   *simClock
-	model *memstore.Store
+	sim     *simClock
+	model   *memstore.Store
 	rtt     time.Duration
 	retries int
 	rng     *rand.Rand

@@ -285,7 +285,7 @@ func retryDelay(try int, rng *rand.Rand) time.Duration {
 // method is memstore's own.
 type simTable struct {
 	store.Table
-	clock *simClock
+	clock   *simClock
 	rtt     time.Duration
 	retries int        // resends of a refused write; clientRetries as azstore
 	rng     *rand.Rand // jitter; used only by the participant that runs
