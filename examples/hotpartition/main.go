@@ -292,12 +292,17 @@ func rowKey(ln logLine) (string, error) {
 	return keys.Join(ticks, ln.source)
 }
 
-func (l layout) action(ln logLine) (store.Action, error) {
-	pk, err := l.partitionKey(ln)
-	if err != nil {
-		return store.Action{}, err
+// keys returns the line's PartitionKey and RowKey.
+func (l layout) keys(ln logLine) (pk, rk string, err error) {
+	if pk, err = l.partitionKey(ln); err != nil {
+		return "", "", err
 	}
-	rk, err := rowKey(ln)
+	rk, err = rowKey(ln)
+	return pk, rk, err
+}
+
+func (l layout) action(ln logLine) (store.Action, error) {
+	pk, rk, err := l.keys(ln)
 	if err != nil {
 		return store.Action{}, err
 	}
@@ -454,13 +459,13 @@ func verify(ctx context.Context, e *env, l layout, cfg config, lines []logLine) 
 		return fmt.Errorf("%s holds %d lines, want %d", l.table, len(rows), len(lines))
 	}
 	for i, r := range rows {
-		want, err := l.action(lines[i])
+		pk, rk, err := l.keys(lines[i])
 		if err != nil {
 			return err
 		}
-		if r.PartitionKey != want.Entity.PartitionKey || r.RowKey != want.Entity.RowKey || r.Properties["Message"] != lines[i].message {
+		if r.PartitionKey != pk || r.RowKey != rk || r.Properties["Message"] != lines[i].message {
 			return fmt.Errorf("%s: line %d read back as %s/%s %v, want %s/%s %q", l.table, i,
-				r.PartitionKey, r.RowKey, r.Properties["Message"], want.Entity.PartitionKey, want.Entity.RowKey, lines[i].message)
+				r.PartitionKey, r.RowKey, r.Properties["Message"], pk, rk, lines[i].message)
 		}
 	}
 	return nil
