@@ -162,8 +162,8 @@ type PartitionStats struct {
 	// because the store was over its rate.
 	AccountThrottled int64
 	// PeakRate is the most entities the partition served within any one
-	// second (a window sliding in steps of 100 ms). It can reach the burst
-	// plus the rate.
+	// second (a window sliding in steps of 100 ms): up to the burst plus
+	// the rate, a page more when a query paid after it ran.
 	PeakRate int64
 	// First and Last are the times of its first and last request.
 	First, Last time.Time
@@ -322,7 +322,8 @@ func newThroughputModel(l ThroughputLimits) *throughputModel {
 	return &throughputModel{limits: l, parts: make(map[partKey]*partState)}
 }
 
-// begin reads the clock and refills the store's bucket; m.mu is held.
+// begin counts a request at now, refills the store's bucket and returns
+// now's slot; m.mu is held.
 func (m *throughputModel) begin(now time.Time) int64 {
 	if !m.started {
 		m.origin, m.started = now, true
