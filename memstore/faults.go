@@ -106,7 +106,7 @@ func (h *tableHandle) send(ctx context.Context, op Operation, actions []store.Ac
 	idempotent := store.Idempotent(actions)
 	var unknown error // the first lost answer: a later refusal does not undo it
 	for attempt := 1; ; attempt++ {
-		results, err := h.sendOnce(ctx, op, apply)
+		results, err := h.sendOnce(ctx, op, actions, apply)
 		if err == nil {
 			return results, nil
 		}
@@ -126,14 +126,18 @@ func (h *tableHandle) send(ctx context.Context, op Operation, actions []store.Ac
 	}
 }
 
-// sendOnce sends the write once: its fault before or after it applies.
-func (h *tableHandle) sendOnce(ctx context.Context, op Operation, apply func(*table) ([]store.ActionResult, error)) ([]store.ActionResult, error) {
+// sendOnce sends the write once: its fault before or after it applies, or
+// the throughput model's refusal before it applies.
+func (h *tableHandle) sendOnce(ctx context.Context, op Operation, actions []store.Action, apply func(*table) ([]store.ActionResult, error)) ([]store.ActionResult, error) {
 	t, before, after, err := h.beginWrite(ctx, op)
 	if err != nil {
 		return nil, err
 	}
 	if before != nil {
 		return nil, seenByClient(before)
+	}
+	if err := h.s.admitWrite(h.name, actions); err != nil {
+		return nil, err
 	}
 	results, err := apply(t)
 	if err != nil || after == nil {

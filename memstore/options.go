@@ -13,6 +13,7 @@ type options struct {
 	deleteDelay time.Duration
 	shortPages  *rand.Rand
 	faults      FaultFunc
+	throughput  *ThroughputLimits // WithThroughput, defaults filled in
 }
 
 // WithClock makes the store read time from now instead of time.Now. The

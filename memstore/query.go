@@ -32,6 +32,10 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	if err != nil {
 		return store.Page{}, err
 	}
+	plan := f.Plan()
+	if err := h.s.admitQuery(h.name, plan); err != nil {
+		return store.Page{}, err
+	}
 	limit := q.Top
 	if limit == 0 {
 		limit = store.MaxPageSize
@@ -51,7 +55,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	// it: their bytes never change, and writers wait less.
 	var matched []record
 	t.mu.RLock()
-	for _, kr := range f.Plan().Ranges {
+	for _, kr := range plan.Ranges {
 		startPK, startRK, bounded := kr.Start()
 		if resume && (!bounded || compareKeys(fromPK, fromRK, startPK, startRK) > 0) {
 			startPK, startRK = fromPK, fromRK
@@ -95,6 +99,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		}
 	}
 	t.mu.RUnlock()
+	h.s.payQuery(h.name, plan, matched)
 	if len(matched) > 0 {
 		page.Entities = make([]store.Entity, len(matched))
 		for i, r := range matched {

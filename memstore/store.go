@@ -3,6 +3,14 @@
 // limit of the service with the service's own error codes. Swap it in for
 // Azure in tests and trust a green run.
 //
+// Options make it stricter: WithShortPages, WithTableDeleteDelay,
+// WithFaults for refused requests and lost answers, and WithThroughput, a
+// model of the service's scalability targets (a partition serves about
+// 2,000 entities per second, the account about 20,000) that refuses
+// requests beyond them with 503 ServerBusy and reports which partitions ran
+// hot (Store.Throughput). With WithClock and a virtual clock such tests run
+// fast and the same every time.
+//
 // It is safe for concurrent use.
 package memstore
 
@@ -29,6 +37,8 @@ type Store struct {
 	// visits, when set by a test, counts the records a query examines.
 	visits func()
 
+	model *throughputModel // WithThroughput; nil when off
+
 	mu      sync.RWMutex
 	tables  map[string]*table    // by lower-case name
 	deleted map[string]time.Time // lower-case name -> end of TableBeingDeleted window
@@ -49,6 +59,9 @@ func New(opts ...Option) *Store {
 	}
 	if s.opts.now == nil {
 		s.opts.now = time.Now
+	}
+	if s.opts.throughput != nil {
+		s.model = newThroughputModel(*s.opts.throughput)
 	}
 	s.queues = newQueueService(s.tick)
 	s.blobs = newBlobService(s.tick)

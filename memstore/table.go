@@ -126,6 +126,9 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	if err != nil {
 		return store.Entity{}, err
 	}
+	if err := h.s.admitGet(h.name, pk); err != nil {
+		return store.Entity{}, err
+	}
 	t.mu.RLock()
 	r := t.get(pk, rk)
 	t.mu.RUnlock()

@@ -56,6 +56,10 @@ func Open(conn string) (st store.Store, name string, err error) {
 	return az, describe(conn), nil
 }
 
+// Describe names the backend of a connection string for a program to
+// print, without its secrets: what Open returns as the name.
+func Describe(conn string) string { return describe(conn) }
+
 // describe names the backend of a connection string: Azurite (the
 // development account or a loopback endpoint) or Azure with its account.
 func describe(conn string) string {
