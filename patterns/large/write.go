@@ -246,4 +246,3 @@ func (s *Store[T]) deleteBlobs(ctx context.Context, names []string) {
 		return s.container.DeleteBlob(ctx, names[i], "")
 	})
 }
-
