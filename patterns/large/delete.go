@@ -55,6 +55,10 @@ func (s *Store[T]) del(ctx context.Context, pk, rk string, want store.ETag) erro
 		}
 		cur, err := s.current(ctx, pk, rk)
 		if err != nil {
+			if errors.Is(err, store.ErrTransient) {
+				last = err
+				continue
+			}
 			return err
 		}
 		if !cur.exists {

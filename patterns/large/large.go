@@ -241,6 +241,12 @@ func (s *Store[T]) backoff(ctx context.Context, n int) error {
 // returns their errors by index.
 func (s *Store[T]) each(ctx context.Context, n int, f func(ctx context.Context, i int) error) []error {
 	errs := make([]error, n)
+	if n == 1 || s.o.Parallel == 1 {
+		for i := range n {
+			errs[i] = f(ctx, i)
+		}
+		return errs
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.o.Parallel)
 	for i := range n {

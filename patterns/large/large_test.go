@@ -323,3 +323,37 @@ func TestWritesKeepOnlyReferencedBlobs(t *testing.T) {
 		}
 	})
 }
+
+// Keys of any characters the service takes name their blobs, and the
+// sweeper reads the keys back from the names: punctuation, spaces, dots,
+// the empty key, non-ASCII letters.
+func TestKeysOfAnyCharacter(t *testing.T) {
+	keys := []string{"", ".", "..", "a.b.", "Zoë & Ünïcødé 名前", "~%20 'q' \"x\" +=;:,!@$^&*()[]{}<>|`", "emoji 😀 text", "tab-less_key-9"}
+	for _, k := range keys {
+		p, ok := parseName("Docs", blobName("Docs", k, k+"r", "Body", "01ID"))
+		if !ok || p.pk != k || p.rk != k+"r" || p.prop != "Body" || p.id != "01ID" {
+			t.Fatalf("key %q: parsed back as %+v (%v)", k, p, ok)
+		}
+	}
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		e := newEnv(t, b)
+		s := e.store(t, nil, Options{})
+		for i, k := range keys {
+			in := Doc{Folder: k, ID: k, Body: text(uint64(i), 40_000)}
+			if err := s.Put(t.Context(), &in); err != nil {
+				t.Fatalf("key %q: %v", k, err)
+			}
+			out, err := s.Get(t.Context(), k, k)
+			if err != nil || out.Body != in.Body {
+				t.Fatalf("key %q: %v", k, err)
+			}
+		}
+		rep, err := e.later(t).Sweep(t.Context(), SweepOptions{Remove: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Referenced != len(keys) || rep.Removed != 0 || rep.Foreign != 0 {
+			t.Fatalf("the sweeper did not find every entity from its blob names: %v", rep)
+		}
+	})
+}

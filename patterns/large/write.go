@@ -105,6 +105,10 @@ func (s *Store[T]) write(ctx context.Context, v *T, m mode) error {
 		var cur current
 		if m != modeInsert {
 			if cur, err = s.current(ctx, pk, rk); err != nil {
+				if errors.Is(err, store.ErrTransient) {
+					last = err
+					continue
+				}
 				return err
 			}
 			if m == modeUpdate {
