@@ -353,7 +353,6 @@ func same(got, want *Doc) bool {
 	return got.Title == want.Title && got.Body == want.Body && bytes.Equal(got.Scan, want.Scan)
 }
 
-
 // A lost answer to the entity write, with another writer's commit before
 // the read-back: the read-back cannot tell whether the write applied
 // (the entity holds the other writer's version either way), so the write
