@@ -336,9 +336,17 @@ func TestCrashAtEveryStep(t *testing.T) {
 func blobsOf(t *testing.T, e *env, pk string) []string {
 	t.Helper()
 	var out []string
-	for _, n := range e.blobs(t) {
-		if p, ok := parseName(e.table, n); ok && p.pk == pk {
-			out = append(out, n)
+	o := store.BlobListOptions{Prefix: tablePrefix(e.table) + "_" + escapeKey(pk) + "/"}
+	for {
+		p, err := e.b.Store.Container(e.container).List(t.Context(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range p.Blobs {
+			out = append(out, b.Name)
+		}
+		if o.Marker = p.NextMarker; o.Marker == "" {
+			break
 		}
 	}
 	slices.Sort(out)

@@ -75,7 +75,7 @@ func (s *Store[T]) del(ctx context.Context, pk, rk string, want store.ETag) erro
 		}
 		switch {
 		case errors.Is(err, store.ErrUnknownOutcome):
-			e, rerr := s.table.Get(context.WithoutCancel(ctx), pk, rk, &store.GetOptions{Select: s.selLarge})
+			e, rerr := s.readBack(ctx, pk, rk, s.selLarge)
 			switch {
 			case entityMissing(rerr):
 				// Deleted: by this request or by another writer, who

@@ -43,6 +43,14 @@ type BlobError struct {
 
 // Error names the entity, the property, the blob and the cause.
 func (e *BlobError) Error() string {
+	if e.Blob == "" {
+		s := fmt.Sprintf("large: entity (%s, %s) of table %s: property %s holds neither its value nor a blob reference",
+			quote(e.PartitionKey), quote(e.RowKey), e.Table, e.Property)
+		if e.Err != nil {
+			s += ": " + e.Err.Error()
+		}
+		return s
+	}
 	what := "is missing"
 	if e.kind == ErrCorruptBlob {
 		what = "does not match its reference"

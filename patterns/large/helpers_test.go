@@ -153,13 +153,18 @@ func (e *env) refs(t *testing.T, s *Store[Doc], pk, rk string) []string {
 }
 
 // text makes a deterministic string of n bytes (ASCII, so n UTF-16
-// units) that compresses well but not trivially.
+// units) that compresses well but not trivially: a 64 KiB block of random
+// words, repeated.
 func text(seed uint64, n int) string {
 	r := rand.New(rand.NewPCG(seed, 7))
 	words := []string{"alpha ", "beta ", "gamma ", "delta ", "epsilon ", "zeta ", "eta ", "theta "}
-	b := make([]byte, 0, n+8)
+	block := make([]byte, 0, 64*1024+8)
+	for len(block) < 64*1024 {
+		block = append(block, words[r.IntN(len(words))]...)
+	}
+	b := make([]byte, 0, n+len(block))
 	for len(b) < n {
-		b = append(b, words[r.IntN(len(words))]...)
+		b = append(b, block...)
 	}
 	return string(b[:n])
 }

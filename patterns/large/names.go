@@ -66,8 +66,20 @@ func parseName(table, name string) (p nameParts, ok bool) {
 	if err1 != nil || err2 != nil {
 		return p, false
 	}
+	if store.ValidatePropertyName(segs[2]) != nil {
+		return p, false
+	}
 	p.prop, p.id = segs[2], segs[3]
 	return p, true
+}
+
+// blobProp returns the property segment of a blob name in the layout.
+func blobProp(name string) string {
+	segs := strings.Split(name, "/")
+	if len(segs) < 2 {
+		return ""
+	}
+	return segs[len(segs)-2]
 }
 
 // escapeKey writes a key as a blob name segment: letters, digits, '-'

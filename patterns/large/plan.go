@@ -24,6 +24,11 @@ type plan struct {
 	blobs  []*blobValue
 }
 
+// minMove is the smallest value moved to a blob to bring the entity
+// within its budget: a reference and a request cost more than a value of
+// 1 KiB or less saves.
+const minMove = 1024
+
 // plan maps v and decides which large values go to blobs. It checks
 // everything that can be checked before a request: the mapping, the
 // keys (and their room in the blobs' names) and the entity as it will be
@@ -65,7 +70,7 @@ func (s *Store[T]) plan(v *T) (*plan, error) {
 	}
 	// Biggest first, until the entity is within its budget.
 	slices.SortStableFunc(stay, func(a, b inline) int { return cmp.Compare(b.size, a.size) })
-	for len(stay) > 0 && store.EntitySize(&p.entity) > s.o.EntityBudget {
+	for len(stay) > 0 && stay[0].size > minMove && store.EntitySize(&p.entity) > s.o.EntityBudget {
 		if err := s.toBlob(p, stay[0].lf, stay[0].data); err != nil {
 			return nil, err
 		}

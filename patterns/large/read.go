@@ -114,7 +114,7 @@ func (s *Store[T]) resolve(ctx context.Context, e *store.Entity) error {
 		}
 		r, isRef, err := refOf(x, lf.Type)
 		if err != nil {
-			return s.blobErr(e, lf.Property, "", ErrCorruptBlob, fmt.Errorf("the property holds a %s that is %w: %v", typeName(x), errBadRef, err))
+			return s.blobErr(e, lf.Property, "", ErrCorruptBlob, fmt.Errorf("it holds an %s value: %w", typeName(x), err))
 		}
 		if isRef {
 			jobs = append(jobs, job{lf, r})

@@ -3,7 +3,6 @@ package large
 import (
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -128,20 +127,36 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // checksum is the CRC-32C of data.
 func checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
 
+// sampleSize is the part of a large value compressed first to tell
+// whether compressing all of it is worth it.
+const sampleSize = 64 * 1024
+
 // encode returns the blob content of value data: gzip-compressed when
-// compress is set and that makes it smaller.
+// compress is set and that makes it smaller. A value of more than four
+// samples whose first sample does not shrink by a twentieth (an image, a
+// compressed archive) is stored as it is without compressing the rest.
 func encode(data []byte, compress bool) (body []byte, encoding string) {
 	if !compress || len(data) == 0 {
 		return data, EncodingNone
 	}
+	if len(data) > 4*sampleSize {
+		if z := gzipped(data[:sampleSize]); len(z) > sampleSize*19/20 {
+			return data, EncodingNone
+		}
+	}
+	if z := gzipped(data); len(z) < len(data) {
+		return z, EncodingGzip
+	}
+	return data, EncodingNone
+}
+
+// gzipped compresses data with gzip.
+func gzipped(data []byte) []byte {
 	var b bytes.Buffer
 	w := gzip.NewWriter(&b)
 	_, _ = w.Write(data) // a bytes.Buffer does not fail
 	_ = w.Close()
-	if b.Len() >= len(data) {
-		return data, EncodingNone
-	}
-	return b.Bytes(), EncodingGzip
+	return b.Bytes()
 }
 
 // decode turns blob content back into the value r describes, checking
@@ -168,6 +183,3 @@ func decode(body []byte, r Ref) ([]byte, error) {
 	}
 	return data, nil
 }
-
-// errBadRef marks a property that holds neither a value nor a reference.
-var errBadRef = errors.New("neither a value nor a blob reference")

@@ -3,6 +3,7 @@ package large
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -159,8 +160,17 @@ func (w *sweeper[T]) flush(ctx context.Context) error {
 		w.rep.Young += len(group)
 		return nil
 	}
+	// The properties the blobs' names give, whatever type declares them:
+	// a reference is recognized by its text, so the blobs of another kind
+	// of entity in the same table are judged as rightly as T's.
+	var sel []string
+	for _, b := range group {
+		if p, _ := parseName(s.tableName, b.Name); !slices.Contains(sel, p.prop) {
+			sel = append(sel, p.prop)
+		}
+	}
 	w.rep.EntityReads++
-	e, err := s.table.Get(ctx, w.key.pk, w.key.rk, &store.GetOptions{Select: s.selLarge})
+	e, err := s.table.Get(ctx, w.key.pk, w.key.rk, &store.GetOptions{Select: sel})
 	var holder *store.Entity
 	switch {
 	case err == nil:
@@ -171,7 +181,7 @@ func (w *sweeper[T]) flush(ctx context.Context) error {
 	var orphans []store.BlobProps
 	for _, b := range group {
 		switch {
-		case holder != nil && s.references(holder, b.Name):
+		case holder != nil && holdsRef(holder, b.Name):
 			w.rep.Referenced++
 		case !old(b):
 			w.rep.Young++
@@ -196,4 +206,20 @@ func (w *sweeper[T]) flush(ctx context.Context) error {
 		}
 	}
 	return firstErr(errs)
+}
+
+// holdsRef reports whether the property a blob's name gives holds a
+// reference to it, stored as either type.
+func holdsRef(e *store.Entity, blob string) bool {
+	var text string
+	switch x := e.Properties[blobProp(blob)].(type) {
+	case string:
+		text = x
+	case []byte:
+		text = string(x)
+	default:
+		return false
+	}
+	r, err := ParseRef(text)
+	return err == nil && r.Blob == blob
 }

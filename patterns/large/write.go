@@ -37,7 +37,10 @@ func (s *Store[T]) Update(ctx context.Context, v *T) error { return s.write(ctx,
 // new ETag in v. Each try is conditional on the version it read, so the
 // blobs of the version replaced are known exactly and removed after the
 // commit; a try that loses to a concurrent writer reads again, up to
-// Options.Attempts tries (then ErrContention).
+// Options.Attempts tries (then ErrContention). When its answer is lost
+// and another writer changed the entity before the read-back, the error
+// matches store.ErrUnknownOutcome; Put writes whatever is stored, so
+// calling it again is safe.
 func (s *Store[T]) Put(ctx context.Context, v *T) error { return s.write(ctx, v, modePut) }
 
 // current is the stored version a write replaces.
@@ -187,13 +190,7 @@ func (s *Store[T]) judge(ctx context.Context, f *fresh[T], err error, insert boo
 func (s *Store[T]) settle(ctx context.Context, f *fresh[T], cause error, insert bool, ifMatch store.ETag) (outcome, store.ETag, error) {
 	pk, rk := f.p.entity.PartitionKey, f.p.entity.RowKey
 	name := entityName(s.tableName, pk, rk)
-	var e store.Entity
-	var err error
-	for range 3 {
-		if e, err = s.table.Get(context.WithoutCancel(ctx), pk, rk, nil); err == nil || entityMissing(err) || !errors.Is(err, store.ErrTransient) {
-			break
-		}
-	}
+	e, err := s.readBack(ctx, pk, rk, nil)
 	switch {
 	case entityMissing(err):
 		return notApplied, "", fmt.Errorf("large: write %s: %w; a read-back shows it was not applied", name, cause)
@@ -213,6 +210,23 @@ func (s *Store[T]) settle(ctx context.Context, f *fresh[T], cause error, insert 
 		return committed, e.ETag, nil
 	}
 	return unknown, "", fmt.Errorf("large: write %s: %w; a read-back could not tell whether it was applied (the entity changed since)", name, cause)
+}
+
+// readBack reads an entity to settle a lost answer, trying a read that
+// failed transiently up to 3 times. It runs to the end even when ctx is
+// canceled: the write it settles was sent.
+func (s *Store[T]) readBack(ctx context.Context, pk, rk string, sel []string) (e store.Entity, err error) {
+	var opts *store.GetOptions
+	if sel != nil {
+		opts = &store.GetOptions{Select: sel}
+	}
+	for range 3 {
+		e, err = s.table.Get(context.WithoutCancel(ctx), pk, rk, opts)
+		if err == nil || entityMissing(err) || !errors.Is(err, store.ErrTransient) {
+			break
+		}
+	}
+	return e, err
 }
 
 // sameProperties reports whether stored holds exactly the written properties.
