@@ -427,3 +427,42 @@ func TestLostAnswerWithAnotherWriter(t *testing.T) {
 		}
 	})
 }
+
+// A write whose every try is lost before it reaches the service runs out
+// of tries with an error that says so and does not claim the write may
+// have applied: each read-back showed it had not.
+func TestLostTriesAreNotUnknown(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		e := newEnv(t, b)
+		clean := e.store(t, nil, Options{})
+		if err := clean.Put(t.Context(), bigDoc("p", "old", 40_000, 10)); err != nil {
+			t.Fatal(err)
+		}
+		lossy := &lossyTable{}
+		s := e.store(t, nil, Options{Attempts: 3})
+		lossy.Table = s.table
+		s.table = lossy
+		err := s.Put(t.Context(), bigDoc("p", "new", 50_000, 10))
+		if !errors.Is(err, ErrContention) || errors.Is(err, store.ErrUnknownOutcome) || !errors.Is(err, store.ErrTransient) || lossy.lost != 3 {
+			t.Fatalf("%d lost tries: %v", lossy.lost, err)
+		}
+		got, err := clean.Get(t.Context(), "p", "d")
+		if err != nil || !same(&got, bigDoc("p", "old", 40_000, 10)) {
+			t.Fatalf("the old version: %v", err)
+		}
+		if blobs := blobsOf(t, e, "p"); len(blobs) != 1 {
+			t.Fatalf("blobs left: %v", blobs)
+		}
+	})
+}
+
+// lossyTable loses every update before it reaches the service.
+type lossyTable struct {
+	store.Table
+	lost int
+}
+
+func (l *lossyTable) Update(context.Context, store.Entity, store.UpdateMode, store.ETag) (store.ETag, error) {
+	l.lost++
+	return "", lost(true)
+}

@@ -85,7 +85,7 @@ func (s *Store[T]) del(ctx context.Context, pk, rk string, want store.ETag) erro
 			case rerr != nil:
 				return fmt.Errorf("large: delete %s: %w; the read-back failed (%v)", name, err, rerr)
 			case e.ETag == cur.entity.ETag:
-				last = fmt.Errorf("large: delete %s: %w; a read-back shows it was not applied", name, err)
+				last = resolved("large: delete "+name, err)
 				continue
 			}
 			// Another version is stored: written after this delete, or

@@ -193,12 +193,12 @@ func (s *Store[T]) settle(ctx context.Context, f *fresh[T], cause error, insert 
 	e, err := s.readBack(ctx, pk, rk, nil)
 	switch {
 	case entityMissing(err):
-		return notApplied, "", fmt.Errorf("large: write %s: %w; a read-back shows it was not applied", name, cause)
+		return notApplied, "", resolved(fmt.Sprintf("large: write %s", name), cause)
 	case err != nil:
 		f.keep = true // the entity may reference them
 		return unknown, "", fmt.Errorf("large: write %s: %w; the read-back failed (%v): the fresh blobs are kept for the sweeper", name, cause, err)
 	case !insert && e.ETag == ifMatch:
-		return notApplied, "", fmt.Errorf("large: write %s: %w; a read-back shows it was not applied", name, cause)
+		return notApplied, "", resolved(fmt.Sprintf("large: write %s", name), cause)
 	}
 	if len(f.p.blobs) > 0 {
 		for _, b := range f.p.blobs {
@@ -210,6 +210,25 @@ func (s *Store[T]) settle(ctx context.Context, f *fresh[T], cause error, insert 
 		return committed, e.ETag, nil
 	}
 	return unknown, "", fmt.Errorf("large: write %s: %w; a read-back could not tell whether it was applied (the entity changed since)", name, cause)
+}
+
+// resolved is cause, a lost answer a read-back showed was not applied:
+// it no longer matches store.ErrUnknownOutcome (a *store.Error with
+// Unknown cleared, so it matches store.ErrTransient instead).
+func resolved(what string, cause error) error {
+	const note = "a read-back shows it was not applied"
+	var se *store.Error
+	if !errors.As(cause, &se) {
+		return fmt.Errorf("%s: %v; %s", what, cause, note)
+	}
+	c := *se
+	c.Unknown = false
+	if c.Message == "" {
+		c.Message = note
+	} else {
+		c.Message += "; " + note
+	}
+	return fmt.Errorf("%s: %w", what, &c)
 }
 
 // readBack reads an entity to settle a lost answer, trying a read that
