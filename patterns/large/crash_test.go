@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -465,4 +467,72 @@ type lossyTable struct {
 func (l *lossyTable) Update(context.Context, store.Entity, store.UpdateMode, store.ETag) (store.ETag, error) {
 	l.lost++
 	return "", lost(true)
+}
+
+// With memstore's own faults the backend settles a lost answer by reading
+// the rows back before the package sees it (as azstore does): the write
+// then succeeds or fails as a refusal, and the invariant holds the same.
+func TestMemstoreFaultsSettledByTheBackend(t *testing.T) {
+	for _, op := range []memstore.Operation{memstore.OpGet, memstore.OpInsert, memstore.OpUpdate, memstore.OpDelete} {
+		for _, after := range []bool{false, true} {
+			var armed atomic.Bool
+			armed.Store(true)
+			b := backendtest.Memstore(memstore.WithFaults(func(o memstore.Operation, _ string) error {
+				if o != op || !armed.CompareAndSwap(true, false) {
+					return nil
+				}
+				if after {
+					return memstore.AfterApply(memstore.ResponseLost())
+				}
+				return memstore.ResponseLost()
+			}))
+			armed.Store(false)
+			e := newEnv(t, b)
+			s := e.store(t, nil, Options{})
+			ctx := t.Context()
+			if op != memstore.OpInsert { // an insert needs no entity there
+				if err := s.Put(ctx, bigDoc("p", "old", 40_000, 70_000)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The put meets reads, inserts and updates; the delete reads
+			// and deletes.
+			putArmed, delArmed := op != memstore.OpDelete, op == memstore.OpGet || op == memstore.OpDelete
+			hits := 0
+			armed.Store(putArmed)
+			errPut := s.Put(ctx, bigDoc("p", "new", 50_000, 10))
+			if putArmed && !armed.Load() {
+				hits++
+			}
+			got, err := s.Get(ctx, "p", "d")
+			if err != nil {
+				t.Fatalf("%s, applied %v: %v", op, after, err)
+			}
+			isNew := same(&got, bigDoc("p", "new", 50_000, 10))
+			if (errPut == nil) != isNew {
+				t.Fatalf("%s, applied %v: Put returned %v, the new value stored %v", op, after, errPut, isNew)
+			}
+			armed.Store(delArmed)
+			errDel := s.DeleteKey(ctx, "p", "d")
+			if delArmed && !armed.Load() {
+				hits++
+			}
+			armed.Store(false)
+			_, gerr := s.Get(ctx, "p", "d")
+			if (errDel == nil) != errors.Is(gerr, store.ErrNotFound) {
+				t.Fatalf("%s, applied %v: DeleteKey returned %v, then Get %v", op, after, errDel, gerr)
+			}
+			rep, err := e.later(t).Sweep(ctx, SweepOptions{Remove: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left := blobsOf(t, e, "p"); !slices.Equal(left, e.refs(t, s, "p", "d")) {
+				t.Fatalf("%s, applied %v: blobs %v after the sweep", op, after, left)
+			}
+			if want := map[bool]int{true: 1, false: 0}[putArmed] + map[bool]int{true: 1, false: 0}[delArmed]; hits != want {
+				t.Fatalf("%s, applied %v: %d faults met, want %d", op, after, hits, want)
+			}
+			t.Logf("lost %s answer (applied %v): %d faults, put %v, delete %v, orphans swept %d", op, after, hits, errPut, errDel, rep.Removed)
+		}
+	}
 }
