@@ -69,6 +69,8 @@ type codec struct {
 	selectNames []string
 	// kind is the kind the type declares (TableKind), nil when none.
 	kind *Kind
+	// large holds the indexes in fields of the fields tagged large (large.go).
+	large []int
 }
 
 // codecs caches compiled codecs by reflect.Type. It is a cache of pure
@@ -202,6 +204,9 @@ func compile(t reflect.Type) (*codec, error) {
 	if kind != nil && kind.Property != "" && c.byName[kind.Property] == nil {
 		// Reads select the discriminator too, so they can check it.
 		c.selectNames = append(c.selectNames, kind.Property)
+	}
+	if err := c.compileLarge(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

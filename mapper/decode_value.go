@@ -44,7 +44,7 @@ func (f *field) deref(fv reflect.Value) reflect.Value {
 
 // mismatch is the error for a stored type the field cannot take.
 func (f *field) mismatch(edm store.EdmType) error {
-	return f.errorf("cannot decode a stored %s value into Go type %s", edm, f.typ)
+	return f.errorf("cannot decode a stored %s value into Go type %s%s", edm, f.typ, f.largeHint())
 }
 
 // decodeAny sets field value fv (as declared, settable) from a store value.

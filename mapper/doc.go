@@ -10,6 +10,8 @@
 //	etag       the field receives the entity's ETag (store.ETag or a string kind)
 //	timestamp  the field receives the service's Timestamp (time.Time)
 //	json       store a struct, slice or map as a JSON string (size-checked)
+//	large      the value may pass the property limits: patterns/large keeps it
+//	           in a blob when it does (see LargeFields)
 //	extra      a map[string]any that keeps the properties the struct does not
 //	           know, so that replacing an entity never deletes them
 //

@@ -12,6 +12,8 @@ type tagOptions struct {
 	omitEmpty bool
 	role      role
 	json      bool
+	// large: the value may pass the property limits (see large.go).
+	large bool
 }
 
 // role is what a field stands for in an entity.
@@ -65,6 +67,9 @@ func parseTag(tag string) (tagOptions, error) {
 		case "json":
 			o.json = true
 			continue
+		case "large":
+			o.large = true
+			continue
 		case "pk":
 			r = rolePK
 		case "rk":
@@ -78,7 +83,7 @@ func parseTag(tag string) (tagOptions, error) {
 		case "":
 			continue
 		default:
-			return o, fmt.Errorf("unknown tag option %q (want omitempty, pk, rk, etag, timestamp, json or extra)", opt)
+			return o, fmt.Errorf("unknown tag option %q (want omitempty, pk, rk, etag, timestamp, json, large or extra)", opt)
 		}
 		if o.role != roleProp && o.role != r {
 			return o, fmt.Errorf("tag options %q and %q conflict: a field has one role", o.role, r)
@@ -90,6 +95,9 @@ func parseTag(tag string) (tagOptions, error) {
 	}
 	if o.role == roleExtra && o.json {
 		return o, fmt.Errorf("tag option json cannot go with \"extra\"")
+	}
+	if o.large && o.role != roleProp {
+		return o, fmt.Errorf("tag option large cannot go with %q: only a property's value can be large", o.role)
 	}
 	return o, nil
 }

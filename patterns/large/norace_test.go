@@ -1,0 +1,5 @@
+//go:build !race
+
+package large
+
+const raceEnabled = false
