@@ -109,78 +109,116 @@ func assemble(id string, rows []store.Entity) (a assembled, found bool, torn str
 }
 
 // join gathers the properties of a value's rows, putting split values
-// back together.
+// back together. The rows were read for this call alone, so the header's
+// property map becomes the value's: the other rows' properties join it
+// and the package's own leave it, which spares copying the largest part
+// of the value again.
 func join(parts []*store.Entity) (map[string]any, error) {
-	n := 0
-	for _, p := range parts {
-		n += len(p.Properties)
-	}
-	props := make(map[string]any, n)
-	type piece struct {
-		k int
-		v any
+	props := parts[0].Properties
+	if props == nil {
+		props = map[string]any{}
 	}
 	var split map[string][]piece
-	where := map[string]*store.Entity{}
-	for _, p := range parts {
-		for name, v := range p.Properties {
-			if v == nil {
-				continue
+	var where map[string]*store.Entity
+	collect := func(p *store.Entity, name string, v any) error {
+		base, k, ok := parsePiece(name)
+		if !ok {
+			switch name {
+			case propVersion, propRows, propWrites:
+				return nil
 			}
-			if !strings.HasPrefix(name, ReservedPrefix) {
-				if _, dup := props[name]; dup {
+			return corrupt(p, "property %s is not one the package writes", name)
+		}
+		if split == nil {
+			split, where = map[string][]piece{}, map[string]*store.Entity{}
+		}
+		split[base] = append(split[base], piece{k, v})
+		where[base] = p
+		return nil
+	}
+	var own []string // the header's reserved properties, removed below
+	for name, v := range props {
+		if strings.HasPrefix(name, ReservedPrefix) {
+			own = append(own, name)
+			if v != nil {
+				if err := collect(parts[0], name, v); err != nil {
+					return nil, err
+				}
+			}
+		} else if v == nil {
+			own = append(own, name)
+		}
+	}
+	for _, name := range own {
+		delete(props, name)
+	}
+	for _, p := range parts[1:] {
+		for name, v := range p.Properties {
+			switch {
+			case v == nil:
+			case strings.HasPrefix(name, ReservedPrefix):
+				if err := collect(p, name, v); err != nil {
+					return nil, err
+				}
+			default:
+				n := len(props)
+				if props[name] = v; len(props) == n {
 					return nil, corrupt(p, "property %s is stored in two rows", name)
 				}
-				props[name] = v
-				continue
 			}
-			base, k, ok := parsePiece(name)
-			if !ok {
-				switch name {
-				case propVersion, propRows, propWrites:
-					continue
-				}
-				return nil, corrupt(p, "property %s is not one the package writes", name)
-			}
-			if split == nil {
-				split = map[string][]piece{}
-			}
-			split[base] = append(split[base], piece{k, v})
-			where[base] = p
 		}
 	}
 	for name, ps := range split {
 		if _, dup := props[name]; dup {
 			return nil, corrupt(where[name], "property %s is stored both whole and in pieces", name)
 		}
-		slices.SortFunc(ps, func(a, b piece) int { return a.k - b.k })
-		var sb strings.Builder
-		var bin []byte
-		_, isString := ps[0].v.(string)
-		for i, p := range ps {
-			if p.k != i {
-				return nil, corrupt(where[name], "piece %d of property %s is missing", i, name)
-			}
-			switch x := p.v.(type) {
-			case string:
-				if !isString {
-					return nil, corrupt(where[name], "the pieces of property %s mix types", name)
-				}
-				sb.WriteString(x)
-			case []byte:
-				if isString {
-					return nil, corrupt(where[name], "the pieces of property %s mix types", name)
-				}
-				bin = append(bin, x...)
-			default:
-				return nil, corrupt(where[name], "piece %d of property %s is a %T", i, name, x)
-			}
+		v, err := glue(name, ps)
+		if err != nil {
+			return nil, corrupt(where[name], "%v", err)
 		}
-		if isString {
-			props[name] = sb.String()
-		} else {
-			props[name] = bin
-		}
+		props[name] = v
 	}
 	return props, nil
+}
+
+// piece is piece k of a split value.
+type piece struct {
+	k int
+	v any
+}
+
+// glue puts the pieces of property name back together, in order.
+func glue(name string, ps []piece) (any, error) {
+	slices.SortFunc(ps, func(a, b piece) int { return a.k - b.k })
+	_, isString := ps[0].v.(string)
+	size := 0
+	for i, p := range ps {
+		if p.k != i {
+			return nil, fmt.Errorf("piece %d of property %s is missing", i, name)
+		}
+		switch x := p.v.(type) {
+		case string:
+			size += len(x)
+		case []byte:
+			size += len(x)
+		default:
+			return nil, fmt.Errorf("piece %d of property %s is a %T", i, name, x)
+		}
+		if _, s := p.v.(string); s != isString {
+			return nil, fmt.Errorf("the pieces of property %s mix types", name)
+		}
+	}
+	if isString {
+		var sb strings.Builder
+		sb.Grow(size)
+		for _, p := range ps {
+			sb.WriteString(p.v.(string))
+		}
+		return sb.String(), nil
+	}
+	b := make([]byte, 0, size)
+	for _, p := range ps {
+		b = append(b, p.v.([]byte)...)
+	}
+	return b, nil
 }

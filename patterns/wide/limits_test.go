@@ -155,7 +155,7 @@ func TestLayoutIsNeverRefused(t *testing.T) {
 		}
 		return int(r() % 64)
 	}
-	refused, values := 0, 80
+	refused, values := 0, 40
 	for n := range values {
 		props := Properties{}
 		for i := range int(r() % 700) {
