@@ -393,3 +393,35 @@ func TestLayoutIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// What one logical operation costs in requests: a write is one point read
+// of the header and one transaction, whatever the value's rows; a read is
+// one query.
+func TestRequestsPerOperation(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		var ft *faultTable
+		st := wrapped{b.Store, func(tbl store.Table) store.Table { ft = &faultTable{Table: tbl}; return ft }}
+		w := newWide[Properties](t, st, freshTable(t, b), nil)
+		counts := func() [3]int { return [3]int{ft.n("get"), ft.n("transact"), ft.n("query")} }
+		step := func(what string, op func() error, want [3]int) {
+			t.Helper()
+			before := counts()
+			if err := op(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			after := counts()
+			got := [3]int{after[0] - before[0], after[1] - before[1], after[2] - before[2]}
+			t.Logf("%s: %s: %d point reads, %d transactions, %d queries", b.Name, what, got[0], got[1], got[2])
+			if got != want {
+				t.Fatalf("%s: %v requests (point reads, transactions, queries), want %v", what, got, want)
+			}
+		}
+		var etag store.ETag
+		big, small := counters(1500, 0), counters(10, 0)
+		step("create a value of 7 rows", func() (err error) { etag, err = w.Put(t.Context(), "p", "v", &big, ""); return }, [3]int{1, 1, 0})
+		step("read it", func() error { _, _, err := w.Get(t.Context(), "p", "v"); return err }, [3]int{0, 0, 1})
+		step("shrink it to 1 row", func() (err error) { etag, err = w.Put(t.Context(), "p", "v", &small, etag); return }, [3]int{1, 1, 0})
+		step("read it", func() error { _, _, err := w.Get(t.Context(), "p", "v"); return err }, [3]int{0, 0, 1})
+		step("delete it", func() error { return w.Delete(t.Context(), "p", "v", etag) }, [3]int{1, 1, 0})
+	})
+}
