@@ -152,7 +152,7 @@ func TestReadsNeverMixVersions(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		writes, readers := 80, 2
 		if b.Short() {
-			writes = 25
+			writes = 12
 		}
 		name := freshTable(t, b)
 		first := marked(0, 0)

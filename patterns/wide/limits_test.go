@@ -71,7 +71,7 @@ func TestRoundTripsAroundTheLimits(t *testing.T) {
 		{name: "binary of 64 KiB: whole", v: withBody(bin(store.MaxBinaryBytes), nil), rows: 1},
 		{name: "binary of 64 KiB + 1: two pieces", v: withBody(bin(store.MaxBinaryBytes+1), nil), rows: 1, pieces: 2},
 		{name: "1 MiB binary: two rows", v: withBody(bin(1<<20), nil), rows: 2, pieces: 16},
-		{name: "1 MiB string and 300 properties", v: withBody(ascii(1<<20), counters(300, 0)), rows: 0, pieces: 33},
+		{name: "1 MiB string and 300 properties", v: withBody(ascii(1<<20), counters(300, 0)), rows: 0, pieces: 33, slow: true},
 		{name: "2.8 MiB binary (3.9 MB as base64): the largest that fits a transaction", v: withBody(bin(2_900_000), nil), rows: 4, pieces: 45},
 		{name: "3.2 MiB binary: too large for a transaction", v: withBody(bin(3_200_000), nil), large: true},
 		{name: "1.5 MB of UTF-8 whose escapes pass 4 MiB", v: withBody(strings.Repeat("é", 700_000), nil), large: true},
@@ -85,7 +85,7 @@ func TestRoundTripsAroundTheLimits(t *testing.T) {
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				if c.slow && b.Short() {
-					t.Skip("a request of 24,000 properties takes Azurite too long")
+					t.Skip("memstore only: Azurite takes seconds over this request, and the 1 MiB and 2.8 MiB cases cover its limits")
 				}
 				pk, id := fmt.Sprintf("p%02d", i), fmt.Sprintf("v%02d", i)
 				etag, err := w.Put(t.Context(), pk, id, &c.v, "")
@@ -155,7 +155,7 @@ func TestLayoutIsNeverRefused(t *testing.T) {
 		}
 		return int(r() % 64)
 	}
-	refused, values := 0, 40
+	refused, values := 0, 30
 	for n := range values {
 		props := Properties{}
 		for i := range int(r() % 700) {

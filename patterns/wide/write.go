@@ -29,7 +29,7 @@ import (
 // the value and the limit; nothing is written then. A Put whose answer is
 // lost is resolved by reading the header back, never sent blindly again:
 // it returns the ETag if the write applied ("" when other writes have
-// landed on top of it since), a ConflictError if another writer's got in
+// landed on top of it since), a ConflictError if another write got in
 // first, and an UnknownError (store.ErrUnknownOutcome) only when that
 // cannot be told.
 //
@@ -51,18 +51,19 @@ func (w *Wide[T]) Put(ctx context.Context, pk, id string, v *T, ifMatch store.ET
 	}
 	names := make([]string, 0, len(props))
 	for name, x := range props {
-		if x == nil {
-			continue
+		if x != nil {
+			names = append(names, name)
 		}
+	}
+	slices.Sort(names) // the layout, and which bad property is named, never depend on the map's order
+	for _, name := range names {
 		if err := validName(name); err != nil {
 			return "", t.wrap(err)
 		}
-		if err := validValue(name, x); err != nil {
+		if err := validValue(name, props[name]); err != nil {
 			return "", t.wrap(err)
 		}
-		names = append(names, name)
 	}
-	slices.Sort(names)
 	if err := w.precheck(&t, names, props); err != nil {
 		return "", err
 	}
