@@ -17,8 +17,9 @@
 // together, and one range query reads them without touching the other
 // rows of the partition (other values, other kinds). The properties are
 // placed in rows in name order: a row takes the next property while it
-// stays within 252 properties and 1 MiB by the service's size formula, and
-// a string or binary value over its property limit is first cut into
+// stays within 252 properties, 1 MiB by the service's size formula and 1
+// MiB of JSON body (which Azurite checks on a replace), and a string or
+// binary value over its property limit is first cut into
 // pieces of at most the limit, named wide_0_Name, wide_1_Name and so on. A
 // value that fits one entity takes one row. Every row carries the
 // version of the write that wrote it (wide_version); the header also

@@ -45,6 +45,7 @@ type ConflictError struct {
 	Err *store.Error
 }
 
+// Error says which state the value was in and what the write expected.
 func (e *ConflictError) Error() string {
 	var what string
 	switch {
@@ -91,6 +92,7 @@ type TooLargeError struct {
 	Err *store.Error
 }
 
+// Error names the value and the limit it passes.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("wide: value %q of partition %q in table %s: %v", e.ID, e.Partition, e.Table, e.Err)
 }
@@ -116,6 +118,7 @@ type UnknownError struct {
 	Err *store.Error
 }
 
+// Error names the value and says why its outcome is unknown.
 func (e *UnknownError) Error() string {
 	return fmt.Sprintf("wide: value %q of partition %q in table %s: the answer to a write was lost and its outcome is unknown (%s): %v",
 		e.ID, e.Partition, e.Table, e.Reason, e.Err)

@@ -320,3 +320,33 @@ func TestConcurrentWritersUnderMemstoreFaults(t *testing.T) {
 		t.Fatalf("version %d after %d writes reported applied and %d unknown: a write was lost or applied twice", s.Version, ok, unknown)
 	}
 }
+
+// With a single attempt, a lost answer is still judged by one read of the
+// header: a write that landed is reported applied; one that did not is
+// reported unknown (it may yet land), never failed, and never sent again.
+func TestLostAnswerWithOneAttempt(t *testing.T) {
+	for _, fate := range []fault{applyThenLose, loseBefore} {
+		t.Run(fate.String(), func(t *testing.T) {
+			backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+				var ft *faultTable
+				st := wrapped{b.Store, func(tbl store.Table) store.Table {
+					ft = &faultTable{Table: tbl, plan: func(int) fault { return fate }}
+					return ft
+				}}
+				w := newWide[Properties](t, st, freshTable(t, b), &Options{Attempts: 1})
+				v := marked(1, 1)
+				_, err := w.Put(t.Context(), "p", "v", &v, "")
+				_, _, gerr := w.Get(t.Context(), "p", "v")
+				t.Logf("%s: %s: %d transaction, %d header reads: %v; stored: %v", b.Name, fate, ft.n("transact"), ft.n("get"), err, gerr == nil)
+				switch {
+				case ft.n("transact") != 1 || ft.n("get") != 2:
+					t.Fatalf("%d transactions and %d header reads, want 1 and 2", ft.n("transact"), ft.n("get"))
+				case fate == applyThenLose && (err != nil || gerr != nil):
+					t.Fatalf("a write that landed: %v, then %v", err, gerr)
+				case fate == loseBefore && (!errors.Is(err, store.ErrUnknownOutcome) || !errors.Is(gerr, store.ErrNotFound)):
+					t.Fatalf("a write that did not land: %v, then %v", err, gerr)
+				}
+			})
+		})
+	}
+}

@@ -266,7 +266,12 @@ func (w *Wide[T]) commit(ctx context.Context, t *target, ifMatch store.ETag, bui
 		why     string       // why its outcome is not known yet
 		last    error
 	)
-	for n := 1; n <= w.attempts; n++ {
+	// Up to Attempts sends, and after the last one, if its answer was lost,
+	// one more read of the header to judge it.
+	for n := 1; n <= w.attempts+1; n++ {
+		if n > w.attempts && pending == nil {
+			break
+		}
 		if n > 1 {
 			if err := w.wait(ctx, n-1); err != nil {
 				if pending != nil {
@@ -288,6 +293,8 @@ func (w *Wide[T]) commit(ctx context.Context, t *target, ifMatch store.ETag, bui
 		}
 		if pending != nil {
 			switch o, reason := judge(pending, &h, token); o {
+			case unchanged:
+				why = "the header still showed it not applied, and a request held up in the network may yet land"
 			case applied:
 				if h.writes[0] == token {
 					return h.etag, nil
@@ -304,6 +311,9 @@ func (w *Wide[T]) commit(ctx context.Context, t *target, ifMatch store.ETag, bui
 				}
 				return "", w.unknown(t, lost, reason)
 			}
+		}
+		if n > w.attempts {
+			break // judged the last send; no more sends
 		}
 		if err := w.precondition(t, &h, ifMatch, n); err != nil {
 			return "", err
@@ -324,7 +334,7 @@ func (w *Wide[T]) commit(ctx context.Context, t *target, ifMatch store.ETag, bui
 		switch {
 		case errors.Is(err, store.ErrUnknownOutcome) && errors.As(err, &se):
 			base := h
-			pending, lost, why = &base, se, "it was sent again and no answer decided it"
+			pending, lost, why = &base, se, "its answer was lost"
 		case errors.Is(err, store.ErrTransient):
 			// Nothing was applied, as far as the store could tell when it
 			// answered; a send delayed in the network may still land, and
