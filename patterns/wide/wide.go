@@ -63,6 +63,9 @@ type Wide[T any] struct {
 // ReservedPrefix, or longer than MaxNameUnits), a bad table name and bad
 // Options, naming the value and the limit.
 func New[T any](st store.Store, name string, opts *Options) (*Wide[T], error) {
+	if st == nil {
+		return nil, fmt.Errorf("wide: %w", refuse(store.CodeInvalidInput, 400, "the store is nil"))
+	}
 	if err := store.ValidateTableName(name); err != nil {
 		return nil, fmt.Errorf("wide: %w", err)
 	}

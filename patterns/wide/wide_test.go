@@ -277,6 +277,7 @@ func TestBadInput(t *testing.T) {
 			"a field name over 246 characters":       func() error { _, err := New[tooLong](b.Store, name, nil); return err }(),
 			"a type the mapper cannot map":           func() error { _, err := New[noKeys](b.Store, name, nil); return err }(),
 			"a bad table name":                       func() error { _, err := New[Properties](b.Store, "no-dashes", nil); return err }(),
+			"no store":                               func() error { _, err := New[Properties](nil, name, nil); return err }(),
 			"negative attempts":                      func() error { _, err := New[Properties](b.Store, name, &Options{Attempts: -1}); return err }(),
 			"a page size over 1,000":                 func() error { _, err := New[Properties](b.Store, name, &Options{PageSize: 1001}); return err }(),
 		} {
