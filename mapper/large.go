@@ -4,6 +4,8 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"time"
+	"unicode/utf8"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -53,7 +55,108 @@ func EncodeLarge(v any) (store.Entity, error) {
 	if len(c.large) == 0 {
 		return c.encodeEntity(rv)
 	}
-	return c.encodeEntityLarge(rv)
+	var e store.Entity
+	if e.PartitionKey, e.RowKey, err = c.keysOf(rv); err != nil {
+		return e, err
+	}
+	e.Properties, err = c.encodeUnbounded(rv, false)
+	return e, err
+}
+
+// EncodeUnbounded maps the properties of v, a struct or a pointer to one,
+// as Encode does, with two differences: the keys, ETag and Timestamp are
+// left out (the caller places the properties itself), and no string or
+// binary value is held to the property limits (32,767 UTF-16 code units,
+// 64 KiB), whatever its tag. It is for code that splits such values
+// across properties and rows before writing them, as patterns/wide does,
+// and must check every piece it stores. Every other check of Encode
+// stays: names, types, time ranges, integer overflow, and the kind's
+// discriminator is written. []byte values share memory with v.
+func EncodeUnbounded(v any) (map[string]any, error) {
+	rv, c, err := structOf(v, false)
+	if err != nil {
+		return nil, err
+	}
+	return c.encodeUnbounded(rv, true)
+}
+
+// encodeUnbounded encodes the properties of v, exempting from the size
+// limits the fields tagged large, or every field when all is set.
+func (c *codec) encodeUnbounded(v reflect.Value, all bool) (map[string]any, error) {
+	var extra map[string]any
+	if c.extra != nil {
+		if fv, ok := c.extra.get(v); ok {
+			extra = fv.Interface().(map[string]any)
+		}
+	}
+	props := make(map[string]any, len(c.fields)+len(extra))
+	next := 0 // the next entry of c.large
+	for i := range c.fields {
+		f := &c.fields[i]
+		large := all
+		if next < len(c.large) && c.large[next] == i {
+			large = true
+			next++
+		}
+		fv, ok := f.value(v)
+		if !ok {
+			continue
+		}
+		var x any
+		var err error
+		if large {
+			x, err = f.encodeLarge(fv)
+		} else {
+			x, err = f.encode(fv)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if x != nil {
+			props[f.name] = x
+		}
+	}
+	for k, x := range extra {
+		if _, known := c.byName[k]; known || x == nil {
+			continue
+		}
+		var err error
+		if all {
+			if err = store.ValidatePropertyName(k); err == nil {
+				err = validateUnbounded(k, x)
+			}
+			if err != nil {
+				err = c.extra.wrap(err, "extra property %q", k)
+			}
+		} else {
+			err = c.checkExtra(k, x)
+		}
+		if err != nil {
+			return nil, err
+		}
+		props[k] = x
+	}
+	if err := c.stampKind(props); err != nil {
+		return nil, err
+	}
+	return props, nil
+}
+
+// validateUnbounded is store.ValidateValue without the size limits of
+// strings and binary values.
+func validateUnbounded(name string, x any) error {
+	switch y := x.(type) {
+	case string:
+		if len(y) > store.MaxStringUnits {
+			if !utf8.ValidString(y) {
+				return refusal("property %q: string value is not valid UTF-8", name)
+			}
+			return nil
+		}
+	case []byte:
+		return nil
+	}
+	return store.ValidateValue(name, x)
 }
 
 // compileLarge finds the fields tagged large and checks that each can
@@ -147,8 +250,9 @@ func (c *codec) encodeEntityLarge(v reflect.Value) (store.Entity, error) {
 	return e, nil
 }
 
-// encodeLarge returns the store value of a large field's value fv
-// without checking its size: a string, or []byte sharing fv's memory.
+// encodeLarge returns the store value of fv without checking its size: a
+// string, or []byte sharing fv's memory; a PropertyMarshaler's value is
+// checked for its type and time range only.
 func (f *field) encodeLarge(fv reflect.Value) (any, error) {
 	switch f.kind {
 	case kString:
@@ -173,6 +277,21 @@ func (f *field) encodeLarge(fv reflect.Value) (any, error) {
 			return nil, nil
 		}
 		return string(b), nil
+	case kCustom:
+		x, err := fv.Addr().Interface().(PropertyMarshaler).MarshalTableProperty()
+		if err != nil {
+			return nil, f.wrap(err, "MarshalTableProperty")
+		}
+		if x == nil {
+			return nil, nil
+		}
+		if _, err := store.TypeOf(x); err != nil {
+			return nil, f.wrap(err, "MarshalTableProperty returned %T", x)
+		}
+		if t, ok := x.(time.Time); ok {
+			return f.checkTime(t)
+		}
+		return x, nil
 	}
 	return f.encode(fv)
 }

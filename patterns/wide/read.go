@@ -1,0 +1,162 @@
+package wide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// Snapshot is one version of a value as read.
+type Snapshot[T any] struct {
+	// Value is the value.
+	Value T
+	// ETag is the header's ETag: pass it to Put or Delete to write only if
+	// the value is still this version.
+	ETag store.ETag
+	// Version counts the writes the value has had since it was first
+	// created, deletes included.
+	Version int64
+	// Rows is the number of rows the value takes, header included.
+	Rows int
+	// Attempts is how many times the value was read (1 unless a write
+	// landed between the pages of a read).
+	Attempts int
+	// Requests counts the requests made: one query page each.
+	Requests int
+}
+
+// Get reads the value id of partition pk and its ETag (which T's etag
+// field, if it has one, receives too). A missing or deleted value is an
+// error matching store.ErrNotFound. It costs one range query (see Read).
+func (w *Wide[T]) Get(ctx context.Context, pk, id string) (T, store.ETag, error) {
+	s, err := w.Read(ctx, pk, id)
+	if err != nil {
+		var zero T
+		return zero, "", err
+	}
+	return s.Value, s.ETag, nil
+}
+
+// Read reads the value id of partition pk: one range query over the
+// value's rows (RowKeys from keys.Join(id, "00") to keys.Join(id, "99")),
+// which reads no other row of the partition. A value's rows normally come
+// in one page; when they come in several, a write may land in between,
+// so Read checks that every row carries the version of the header (which
+// sorts first) and reads again when one does not, up to Options.Attempts
+// times (then an error matching ErrInconsistentRead). It never returns a
+// value assembled from two versions.
+func (w *Wide[T]) Read(ctx context.Context, pk, id string) (*Snapshot[T], error) {
+	t, err := w.locate(pk, id)
+	if err != nil {
+		return nil, err
+	}
+	q := store.Query{Filter: filter.PK.Eq(pk).And(filter.RK.Ge(t.lower), filter.RK.Lt(t.upper)).String(), Top: w.pageSize}
+	requests, why := 0, ""
+	for n := 1; n <= w.attempts; n++ {
+		if n > 1 {
+			if err := w.wait(ctx, n-1); err != nil {
+				return nil, t.wrap(err)
+			}
+		}
+		rows, err := w.pages(ctx, q, &requests)
+		if err != nil {
+			return nil, t.wrap(err)
+		}
+		a, found, torn, err := assemble(id, rows)
+		switch {
+		case err != nil:
+			return nil, t.wrap(err)
+		case torn != "":
+			why = torn
+			continue
+		case !found:
+			return nil, notFound(t.table, pk, id)
+		}
+		v, err := w.decode(&t, a.h.etag, a.props)
+		if err != nil {
+			return nil, t.wrap(err)
+		}
+		return &Snapshot[T]{Value: v, ETag: a.h.etag, Version: a.h.version, Rows: a.h.rows, Attempts: n, Requests: requests}, nil
+	}
+	return nil, t.wrap(fmt.Errorf("%w: %d attempts, the last one because %s", ErrInconsistentRead, w.attempts, why))
+}
+
+// pages runs a query to its end.
+func (w *Wide[T]) pages(ctx context.Context, q store.Query, requests *int) ([]store.Entity, error) {
+	var rows []store.Entity
+	for {
+		*requests++
+		page, err := w.table.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if rows == nil {
+			rows = page.Entities
+		} else {
+			rows = append(rows, page.Entities...)
+		}
+		if page.Continuation == "" {
+			return rows, nil
+		}
+		q.Continuation = page.Continuation
+	}
+}
+
+// IDs returns the ids of the values stored in partition pk (of T's kind,
+// when T declares a RowKey prefix), in RowKey order. It reads only the
+// headers, which the package's own property wide_rows makes recognisable
+// among the other rows of the partition, but the service scans the
+// partition's rows to find them (of the kind's RowKey range, when T has
+// one). Deleted values are left out.
+func (w *Wide[T]) IDs(ctx context.Context, pk string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		if err := store.ValidateKeys(pk, ""); err != nil {
+			yield("", fmt.Errorf("wide: %w", err))
+			return
+		}
+		c := filter.PK.Eq(pk).And(filter.Prop(propRows).Gt(int32(0)))
+		if w.prefix != "" {
+			esc, err := keys.Escape(w.prefix)
+			if err != nil {
+				yield("", fmt.Errorf("wide: %w", err))
+				return
+			}
+			c = c.And(filter.RK.InRange(keys.PrefixRange(esc)))
+		}
+		q := store.Query{Filter: c.String(), Select: []string{propRows}}
+		for e, err := range store.All(ctx, w.table, q) {
+			if err != nil {
+				yield("", fmt.Errorf("wide: list the values of partition %q in table %s: %w", pk, w.table.Name(), err))
+				return
+			}
+			parts, err := keys.Split(e.RowKey)
+			if err != nil || len(parts) != 2 || parts[1] != "00" || !strings.HasPrefix(parts[0], w.prefix) {
+				if !yield("", corrupt(&e, "the row has the header property %s but its RowKey is not a header's", propRows)) {
+					return
+				}
+				continue
+			}
+			if !yield(parts[0], nil) {
+				return
+			}
+		}
+	}
+}
+
+// readHeader reads the header's own properties: one point read.
+func (w *Wide[T]) readHeader(ctx context.Context, t *target) (header, error) {
+	e, err := w.table.Get(ctx, t.pk, t.head, &store.GetOptions{Select: headerSelect})
+	if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeResourceNotFound {
+		return header{}, nil
+	}
+	if err != nil {
+		return header{}, err
+	}
+	return parseHeader(&e)
+}
