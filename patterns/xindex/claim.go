@@ -70,14 +70,14 @@ func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClai
 				}
 				return heldClaim{}, err
 			}
-			etag, err := tbl.Update(ctx, w, store.Replace, cur.ETag)
+			// Its own bare claim: another write of the entity may hold
+			// it, in flight, so this write stamps it but never releases
+			// it (if every write fails, it expires).
+			_, err := tbl.Update(ctx, w, store.Replace, cur.ETag)
 			if retryable(err) {
 				continue
 			}
-			if err != nil {
-				return heldClaim{}, err
-			}
-			return heldClaim{tbl: tbl, pk: c.at.pk, rk: c.at.rk, etag: etag, release: true}, nil
+			return heldClaim{}, err
 		}
 		holds, _, err := x.holds(ctx, s, owner, c.at.value)
 		if err != nil {
@@ -87,7 +87,9 @@ func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClai
 		if holds {
 			return heldClaim{}, dup
 		}
-		if versionOf(&cur) == 0 && x.o.Now().Sub(claimedAt(&cur)) < x.o.ClaimLease {
+		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && x.o.Now().Sub(claimedAt(&cur)) < x.o.ClaimLease {
+			// A write of the holder claimed the value recently and may
+			// still land.
 			dup.Pending = true
 			return heldClaim{}, dup
 		}

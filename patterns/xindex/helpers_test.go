@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
 )
 
 // Employee is the guide's employee: stored once in its department's
@@ -193,4 +194,19 @@ func (f *fixture) scan(t testing.TB) counts {
 		}
 	}
 	return c
+}
+
+// bareClaims counts the claim rows (version 0) of the email index of
+// partition pk.
+func (f *fixture) bareClaims(t testing.TB, pk string) int {
+	t.Helper()
+	n := 0
+	q := store.Query{Filter: filter.PK.Eq("email_" + pk).And(filter.Prop(eventual.VersionProperty).Eq(int64(0))).String()}
+	for _, err := range store.All(context.Background(), f.e.B.Store.Table(f.staff), q) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
 }

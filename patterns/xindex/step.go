@@ -71,7 +71,7 @@ func (x *Table[T]) runStep(ctx context.Context, op eventual.Operation, st eventu
 	tbl := x.st.Table(st.Table)
 	src := ownerOf(&st.Entity)
 	if d.Action == actDel {
-		return x.del(ctx, tbl, st.Entity.PartitionKey, st.Entity.RowKey, src, op.Version)
+		return x.del(ctx, s, tbl, st.Entity.PartitionKey, st.Entity.RowKey, src, op.Version)
 	}
 	return x.put(ctx, s, tbl, st.Entity, src, op.Version)
 }
@@ -138,6 +138,20 @@ func (x *Table[T]) put(ctx context.Context, s *Spec[T], tbl store.Table, want st
 		case cv == v:
 			// A run of this step that crashed after writing: finish it.
 			return x.postcheck(ctx, s, tbl, want, cur.ETag, src, v)
+		case cv == 0:
+			// The entity's bare claim: as good as no copy (a delete may
+			// have left it), so the same checks as for an insert.
+			if moved, err := x.movedOn(ctx, src, v); err != nil || moved {
+				return err
+			}
+			etag, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
+			if retryable(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			return x.postcheck(ctx, s, tbl, want, etag, src, v)
 		}
 		if _, err := tbl.Update(ctx, want, store.Replace, cur.ETag); retryable(err) {
 			continue
@@ -181,9 +195,8 @@ func (x *Table[T]) postcheck(ctx context.Context, s *Spec[T], tbl store.Table, c
 }
 
 // del removes the copy at (pk, rk) if it belongs to src and is not newer
-// than v. A claim row of src (version 0) goes too: the operation that
-// removes a value is later than the claim of it.
-func (x *Table[T]) del(ctx context.Context, tbl store.Table, pk, rk string, src Ref, v int64) error {
+// than v.
+func (x *Table[T]) del(ctx context.Context, s *Spec[T], tbl store.Table, pk, rk string, src Ref, v int64) error {
 	for range maxRounds {
 		cur, err := tbl.Get(ctx, pk, rk, nil)
 		if notFound(err) {
@@ -192,15 +205,32 @@ func (x *Table[T]) del(ctx context.Context, tbl store.Table, pk, rk string, src 
 		if err != nil {
 			return err
 		}
-		if ownerOf(&cur) != src || versionOf(&cur) > v {
+		if ownerOf(&cur) != src || versionOf(&cur) > v || versionOf(&cur) == 0 {
+			// Another entity's row, a newer copy, or a bare claim: a claim
+			// may be a later write's of the same entity, still in flight
+			// (one that never lands expires, and Reap removes it).
 			return nil
 		}
-		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && versionOf(&cur) > 0 && x.o.Now().Sub(claimedAt(&cur)) < x.o.ClaimLease {
+		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && versionOf(&cur) > 0 {
 			// The entity claimed the value again since this copy was
-			// written: leave its claim, not a hole.
-			_, err = tbl.Update(ctx, store.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{
-				SourcePartitionProperty: src.PartitionKey, SourceRowProperty: src.RowKey, ClaimProperty: tok,
-				ClaimedProperty: cur.Properties[ClaimedProperty], eventual.VersionProperty: int64(0)}}, store.Replace, cur.ETag)
+			// written: leave no hole another entity could claim. If it
+			// holds the value now, its later operation refreshes the
+			// copy; if its write may still be in flight, a bare claim
+			// stays (Reap removes it if the write never lands).
+			holds, _, herr := x.holds(ctx, s, src, valueOf(rk))
+			if herr != nil {
+				return herr
+			}
+			if holds {
+				return nil
+			}
+			if x.o.Now().Sub(claimedAt(&cur)) < x.o.ClaimLease {
+				_, err = tbl.Update(ctx, store.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{
+					SourcePartitionProperty: src.PartitionKey, SourceRowProperty: src.RowKey, ClaimProperty: tok,
+					ClaimedProperty: cur.Properties[ClaimedProperty], eventual.VersionProperty: int64(0)}}, store.Replace, cur.ETag)
+			} else {
+				err = tbl.Delete(ctx, pk, rk, cur.ETag)
+			}
 		} else {
 			err = tbl.Delete(ctx, pk, rk, cur.ETag)
 		}
