@@ -82,7 +82,9 @@ func encode[S any](v *S) (store.Entity, error) {
 }
 
 // Get reads the source with keys (pk, rk), with its ETag.
-func (d *Source[S]) Get(ctx context.Context, pk, rk string) (S, error) { return d.repo.Get(ctx, pk, rk) }
+func (d *Source[S]) Get(ctx context.Context, pk, rk string) (S, error) {
+	return d.repo.Get(ctx, pk, rk)
+}
 
 // Insert adds source *v and sets its copies on every target it maps to:
 // in the same transaction for targets in its partition, through the
