@@ -10,6 +10,7 @@ import (
 )
 
 type crashCounts struct {
+	points                         map[string]int
 	schedules, crashes, operations int
 	counts
 }
@@ -25,6 +26,7 @@ type crashCounts struct {
 func runCrashSchedule(t *testing.T, e eventualtest.Env, seed uint64, writes int) crashCounts {
 	var c crashCounts
 	c.schedules = 1
+	c.points = map[string]int{}
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 0xde))
 	cs := &eventualtest.CrashStore{Store: e.B.Store}
@@ -82,6 +84,7 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, seed uint64, writes int)
 		f.restart(t)
 	}
 	cs.Arm(0, false)
+	cs.AddPoints(c.points)
 	c.counts = f.scan(t, "Sales", nil)
 	if p, err := f.eng.Poisoned(ctx, 32); err != nil || len(p) != 0 {
 		t.Errorf("seed %d: poison queue holds %+v (%v)", seed, p, err)
@@ -103,10 +106,13 @@ func TestCrashAtEveryStep(t *testing.T) {
 		if testing.Short() {
 			schedules = min(schedules, 20)
 		}
-		var total crashCounts
+		total := crashCounts{points: map[string]int{}}
 		for seed := range schedules {
 			c := runCrashSchedule(t, e, uint64(seed)+1, writes)
 			total.schedules += c.schedules
+			for k, v := range c.points {
+				total.points[k] += v
+			}
 			total.crashes += c.crashes
 			total.operations += c.operations
 			total.targets += c.targets
@@ -121,8 +127,16 @@ func TestCrashAtEveryStep(t *testing.T) {
 		}
 		t.Logf("schedules %d, crashes injected %d, operations %d: lost %d, duplicated %d, stale %d (clobbered %d; %d targets, %d holding a copy at the end; poison queue empty)",
 			total.schedules, total.crashes, total.operations, total.lost, total.duplicated, total.stale, total.clobbered, total.targets, total.filled)
+		t.Logf("crash points: %v", total.points)
 		if total.crashes == 0 {
 			t.Fatal("no crash was injected")
+		}
+		if e.Fake() {
+			for _, p := range eventualtest.KeyPoints {
+				if total.points[p] == 0 {
+					t.Errorf("no crash came %s", p)
+				}
+			}
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 )
 
 type crashCounts struct {
+	points                         map[string]int
 	schedules, crashes, operations, refused int
 	counts
 }
@@ -29,6 +30,7 @@ type crashCounts struct {
 func runCrashSchedule(t *testing.T, e eventualtest.Env, seed uint64, writes int) crashCounts {
 	var c crashCounts
 	c.schedules = 1
+	c.points = map[string]int{}
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 0x1d))
 	cs := &eventualtest.CrashStore{Store: e.B.Store}
@@ -85,6 +87,7 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, seed uint64, writes int)
 		f.restart(t)
 	}
 	cs.Arm(0, false)
+	cs.AddPoints(c.points)
 	if f.bareClaims(t, "Sales") > 0 {
 		e.Pass(lease + 100*time.Millisecond)
 		if _, err := f.x.Reap(ctx, "Sales", "email"); err != nil {
@@ -115,10 +118,13 @@ func TestCrashAtEveryStep(t *testing.T) {
 		if testing.Short() {
 			schedules = min(schedules, 20)
 		}
-		var total crashCounts
+		total := crashCounts{points: map[string]int{}}
 		for seed := range schedules {
 			c := runCrashSchedule(t, e, uint64(seed)+1, writes)
 			total.schedules += c.schedules
+			for k, v := range c.points {
+				total.points[k] += v
+			}
 			total.crashes += c.crashes
 			total.operations += c.operations
 			total.refused += c.refused
@@ -133,8 +139,16 @@ func TestCrashAtEveryStep(t *testing.T) {
 		}
 		t.Logf("schedules %d, crashes injected %d, operations %d: lost %d, duplicated %d, stale %d (%d writes refused as duplicates; %d entities and %d copies at the end, no claim left, poison queue empty)",
 			total.schedules, total.crashes, total.operations, total.lost, total.duplicated, total.stale, total.refused, total.entities, total.copies)
+		t.Logf("crash points: %v", total.points)
 		if total.crashes == 0 {
 			t.Fatal("no crash was injected")
+		}
+		if e.Fake() {
+			for _, p := range eventualtest.KeyPoints {
+				if total.points[p] == 0 {
+					t.Errorf("no crash came %s", p)
+				}
+			}
 		}
 	})
 }
