@@ -13,7 +13,7 @@ import (
 )
 
 type crashCounts struct {
-	points                         map[string]int
+	points                                  map[string]int
 	schedules, crashes, operations, refused int
 	counts
 }
