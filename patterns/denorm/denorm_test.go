@@ -144,6 +144,16 @@ func TestGuideWalkthrough(t *testing.T) {
 		if dept := f.target(t, f.depts, "dept", "dept_2"); dept.Properties["ManagerName"] != nil {
 			t.Fatalf("the deleted manager's department: %v", dept.Properties)
 		}
+		// The department is made after its manager: Refresh sends the
+		// values again.
+		f.addTarget(t, f.depts, "dept", "dept_missing")
+		if err := d.Refresh(ctx, "Sales", cy.ID); err != nil {
+			t.Fatal(err)
+		}
+		f.drain(t)
+		if dept := f.target(t, f.depts, "dept", "dept_missing"); dept.Properties["ManagerName"] != "Cy" {
+			t.Fatalf("after Refresh the late department holds %v", dept.Properties)
+		}
 		// A stale ETag is refused.
 		stale := *ann
 		ann.Name = "Ann Ray"
@@ -154,7 +164,7 @@ func TestGuideWalkthrough(t *testing.T) {
 			t.Fatalf("stale update: %v", err)
 		}
 		f.drain(t)
-		if c := f.scan(t, "Sales", nil); c.lost+c.duplicated+c.stale+c.clobbered != 0 || c.filled != 1 || t.Failed() {
+		if c := f.scan(t, "Sales", nil); c.lost+c.duplicated+c.stale+c.clobbered != 0 || c.filled != 2 || t.Failed() {
 			t.Fatalf("at the end: %+v", c)
 		}
 	})
