@@ -1,0 +1,272 @@
+package xindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/store"
+)
+
+// plan is what one write of an entity implies for its indexes: the copy
+// steps (deletes of the copies whose value went away, then a put of every
+// copy of the new state) and the unique values to claim first.
+type plan struct {
+	steps  []eventual.Step
+	claims []claimAt
+}
+
+type claimAt struct {
+	spec  string
+	at    copyAt
+	owner Ref
+}
+
+// plan compares the stored entity old (nil for none) with the new one
+// (nil for a delete). Every key is checked before anything is written.
+func (x *Table[T]) plan(old *store.Entity, oldV *T, e *store.Entity, v *T) (plan, error) {
+	var p plan
+	var puts []eventual.Step
+	for i := range x.specs {
+		s := &x.specs[i]
+		var was, now copyAt
+		if e != nil {
+			if val := s.value(v); val != "" {
+				at, err := s.at(e.PartitionKey, e.RowKey, val)
+				if err != nil {
+					return p, err
+				}
+				row := s.copyOf(at, e)
+				if err := store.ValidateEntity(&row); err != nil {
+					return p, fmt.Errorf("xindex: index %s: value %q: the copy cannot be stored: %w", s.name, cutValue(val), err)
+				}
+				now = at
+				puts = append(puts, x.step(s, actPut, row))
+			}
+		}
+		if old != nil {
+			if val := s.value(oldV); val != "" {
+				// A stored value made a valid key when it was written.
+				if at, err := s.at(old.PartitionKey, old.RowKey, val); err == nil {
+					was = at
+				}
+			}
+		}
+		if was.rk != "" && (was.pk != now.pk || was.rk != now.rk) {
+			owner := Ref{PartitionKey: old.PartitionKey, RowKey: old.RowKey}
+			p.steps = append(p.steps, x.step(s, actDel, store.Entity{PartitionKey: was.pk, RowKey: was.rk, Properties: map[string]any{
+				SourcePartitionProperty: owner.PartitionKey, SourceRowProperty: owner.RowKey}}))
+		}
+		if s.unique && now.rk != "" && (was.pk != now.pk || was.rk != now.rk) {
+			p.claims = append(p.claims, claimAt{spec: s.name, at: now, owner: Ref{PartitionKey: e.PartitionKey, RowKey: e.RowKey}})
+		}
+	}
+	p.steps = append(p.steps, puts...)
+	return p, nil
+}
+
+// encode maps v to its entity, checking its keys.
+func encode[T any](v *T) (store.Entity, error) {
+	if v == nil {
+		var zero T
+		return store.Entity{}, refuse("nil %T", &zero)
+	}
+	e, err := mapper.Encode(v)
+	if err != nil {
+		return e, err
+	}
+	if err := store.ValidateKeys(e.PartitionKey, e.RowKey); err != nil {
+		return e, fmt.Errorf("xindex: entity (%q, %q): %w", cutValue(e.PartitionKey), cutValue(e.RowKey), err)
+	}
+	return e, nil
+}
+
+// Insert adds *v and the intent to write its copies, in one transaction
+// of its partition, after claiming its unique values; it stores the
+// entity's new ETag in v. An existing entity is an error matching
+// store.ErrAlreadyExists; a unique value another entity holds, a
+// *DuplicateError. Nothing is written on a refusal.
+func (x *Table[T]) Insert(ctx context.Context, v *T) error {
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	p, err := x.plan(nil, nil, &e, v)
+	if err != nil {
+		return err
+	}
+	return x.write(ctx, v, e, p, func(tx *eventual.Tx) error { return tx.Insert("entity", e) })
+}
+
+// Update replaces the stored entity with *v if it still has the ETag in
+// v's etag field (store.ErrPreconditionFailed otherwise; mapper.ErrNoETag
+// without one), with the intent to move the copies whose values changed
+// and refresh the others, in one transaction; it stores the new ETag in v.
+func (x *Table[T]) Update(ctx context.Context, v *T) error {
+	etag := mapper.ETagOf(v)
+	if etag == "" {
+		return fmt.Errorf("xindex: update: %w", mapper.ErrNoETag)
+	}
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
+	if err != nil {
+		return err
+	}
+	if cur.ETag != etag {
+		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+			"xindex: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+	}
+	return x.replace(ctx, v, e, cur)
+}
+
+// replace writes e over cur, the stored entity read with its ETag.
+func (x *Table[T]) replace(ctx context.Context, v *T, e, cur store.Entity) error {
+	var old T
+	if err := mapper.Decode(cur, &old); err != nil {
+		return err
+	}
+	p, err := x.plan(&cur, &old, &e, v)
+	if err != nil {
+		return err
+	}
+	return x.write(ctx, v, e, p, func(tx *eventual.Tx) error { return tx.Update("entity", e, store.Replace, cur.ETag) })
+}
+
+// Upsert writes *v whatever is stored (creating it, or replacing it and
+// moving its copies), and stores the new ETag in v. It reads the stored
+// entity first and tries again when another writer changes it between.
+func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	var last error
+	for range maxRounds {
+		cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
+		switch {
+		case notFound(err):
+			last = x.Insert(ctx, v)
+			if !errors.Is(last, store.ErrAlreadyExists) || errors.Is(last, ErrDuplicate) {
+				return last
+			}
+		case err != nil:
+			return err
+		default:
+			last = x.replace(ctx, v, e, cur)
+			if !errors.Is(last, store.ErrPreconditionFailed) && !notFound(last) {
+				return last
+			}
+		}
+	}
+	return fmt.Errorf("xindex: upsert of (%q, %q): the entity kept changing: %w", e.PartitionKey, e.RowKey, last)
+}
+
+// Delete removes *v's entity if it still has the ETag in v's etag field,
+// with the intent to remove every copy, in one transaction.
+func (x *Table[T]) Delete(ctx context.Context, v *T) error {
+	etag := mapper.ETagOf(v)
+	if etag == "" {
+		return fmt.Errorf("xindex: delete: %w", mapper.ErrNoETag)
+	}
+	e, err := encode(v)
+	if err != nil {
+		return err
+	}
+	cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
+	if err != nil {
+		return err
+	}
+	if cur.ETag != etag {
+		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+			"xindex: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+	}
+	return x.remove(ctx, cur)
+}
+
+// DeleteKey removes the entity with keys (pk, rk), whatever its version,
+// with the intent to remove every copy. A missing entity is not an error.
+func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
+	if err := store.ValidateKeys(pk, rk); err != nil {
+		return fmt.Errorf("xindex: entity (%q, %q): %w", cutValue(pk), cutValue(rk), err)
+	}
+	var last error
+	for range maxRounds {
+		cur, err := x.st.Table(x.name).Get(ctx, pk, rk, nil)
+		if notFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		last = x.remove(ctx, cur)
+		if !errors.Is(last, store.ErrPreconditionFailed) {
+			if notFound(last) {
+				return nil
+			}
+			return last
+		}
+	}
+	return fmt.Errorf("xindex: delete of (%q, %q): the entity kept changing: %w", pk, rk, last)
+}
+
+// remove deletes cur (conditional on its ETag) with its copies' deletes.
+func (x *Table[T]) remove(ctx context.Context, cur store.Entity) error {
+	var old T
+	if err := mapper.Decode(cur, &old); err != nil {
+		return err
+	}
+	p, err := x.plan(&cur, &old, nil, nil)
+	if err != nil {
+		return err
+	}
+	return x.write(ctx, nil, cur, p, func(tx *eventual.Tx) error { return tx.Delete("entity", cur.RowKey, cur.ETag) })
+}
+
+// write claims p's unique values, then commits the entity write and its
+// copy steps in one transaction of the entity's partition. Claims of a
+// write that surely did not commit are released.
+func (x *Table[T]) write(ctx context.Context, v *T, e store.Entity, p plan, row func(tx *eventual.Tx) error) error {
+	token := fmt.Sprintf("%016x", rand.Uint64())
+	var held []heldClaim
+	for _, c := range p.claims {
+		h, err := x.claim(ctx, c, token)
+		if err != nil {
+			x.release(ctx, held)
+			return err
+		}
+		held = append(held, h)
+	}
+	res, err := x.eng.Write(ctx, x.name, e.PartitionKey, func(tx *eventual.Tx) error {
+		if err := row(tx); err != nil {
+			return err
+		}
+		if len(p.steps) == 0 {
+			return nil
+		}
+		return tx.Then(ctx, e.RowKey, p.steps...)
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrUnknownOutcome) {
+			x.release(ctx, held)
+		}
+		return err
+	}
+	if v == nil {
+		return nil
+	}
+	if len(res.ETags) > 0 {
+		return mapper.SetETag(v, res.ETags[0])
+	}
+	// The answer was lost and the commit proved applied: read the ETag.
+	cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
+	if err != nil {
+		return err
+	}
+	return mapper.SetETag(v, cur.ETag)
+}

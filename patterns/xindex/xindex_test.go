@@ -1,0 +1,326 @@
+package xindex_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/xindex"
+	"github.com/tablekit/tablekit/store"
+)
+
+func hits(t *testing.T, seq func(func(xindex.Hit[Employee], error) bool)) []string {
+	t.Helper()
+	var out []string
+	for h, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h.Value.FirstName+"/"+h.IndexValue)
+	}
+	return out
+}
+
+// TestGuideWalkthrough: employees of Sales get copies by email (partition
+// email_Sales) and by last name (another table) once the worker ran; a
+// lookup tells a copy that is behind its entity, or that leads to an
+// entity that moved away; a changed value moves its copy, a delete
+// removes them all, and a taken email is refused with nothing written.
+func TestGuideWalkthrough(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := t.Context()
+		f := newFixture(t, e, "walk", nil, xindex.Options{})
+		x := f.x
+		ann, bob, cy := emp("Sales", 1, "Ann", "Jones", "ann@x.com"), emp("Sales", 2, "Bob", "Jones", "bob@x.com"), emp("Sales", 3, "Cy", "Smith", "cy@x.com")
+		for _, v := range []*Employee{ann, bob, cy} {
+			if err := x.Insert(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+			if v.ETag == "" {
+				t.Fatal("Insert did not store the ETag")
+			}
+		}
+		// Before the worker runs, the value is only claimed.
+		if _, err := x.Find(ctx, "Sales", "email", "ann@x.com"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a claimed value found before its copy exists: %v", err)
+		}
+		f.drain(t)
+		h, err := x.Find(ctx, "Sales", "email", "bob@x.com")
+		if err != nil || h.Value.ID != bob.ID || h.Value.Age != bob.Age || h.Source != (xindex.Ref{PartitionKey: "Sales", RowKey: bob.ID}) || h.Version == 0 {
+			t.Fatalf("Find by email: %+v, %v", h, err)
+		}
+		if got := hits(t, x.FindAll(ctx, "Sales", "lastname", "Jones")); strings.Join(got, ",") != "Ann/Jones,Bob/Jones" {
+			t.Fatalf("FindAll Jones = %v", got)
+		}
+		if got := hits(t, x.Range(ctx, "Sales", "email", "b", "z")); strings.Join(got, ",") != "Bob/bob@x.com,Cy/cy@x.com" {
+			t.Fatalf("Range [b, z) = %v", got)
+		}
+		if got := hits(t, x.Prefix(ctx, "Sales", "email", "a")); strings.Join(got, ",") != "Ann/ann@x.com" {
+			t.Fatalf("Prefix a = %v", got)
+		}
+		fresh, err := x.FindFresh(ctx, "Sales", "email", "ann@x.com")
+		if err != nil || fresh.Stale || fresh.Value.ETag == "" || fresh.Version != fresh.Hit.Version {
+			t.Fatalf("FindFresh after the drain: %+v, %v", fresh, err)
+		}
+
+		// A change the worker has not carried out yet: the copy is behind
+		// (Stale), and a copy whose value moved away dangles.
+		ann.Age++
+		if err := x.Update(ctx, ann); err != nil {
+			t.Fatal(err)
+		}
+		fresh, err = x.FindFresh(ctx, "Sales", "email", "ann@x.com")
+		if err != nil || !fresh.Stale || fresh.Value.Age != ann.Age || fresh.Hit.Value.Age == ann.Age {
+			t.Fatalf("FindFresh of a copy behind its entity: %+v, %v", fresh, err)
+		}
+		bob.Email = "bob@y.com"
+		if err := x.Update(ctx, bob); err != nil {
+			t.Fatal(err)
+		}
+		_, err = x.FindFresh(ctx, "Sales", "email", "bob@x.com")
+		var de *xindex.DanglingError
+		if !errors.As(err, &de) || de.Gone || de.Source.RowKey != bob.ID || !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("FindFresh of a value the entity gave up: %v", err)
+		}
+		// The old value is free at once: its holder gave it up.
+		dee := emp("Sales", 4, "Dee", "Lee", "bob@x.com")
+		if err := x.Insert(ctx, dee); err != nil {
+			t.Fatalf("the given-up email: %v", err)
+		}
+		// A taken value is refused, naming it; nothing is written.
+		dup := emp("Sales", 5, "Eve", "Ray", "cy@x.com")
+		err = x.Insert(ctx, dup)
+		var dupErr *xindex.DuplicateError
+		if !errors.As(err, &dupErr) || dupErr.Index != "email" || dupErr.Value != "cy@x.com" || dupErr.Holder.RowKey != cy.ID ||
+			!errors.Is(err, xindex.ErrDuplicate) || !errors.Is(err, store.ErrAlreadyExists) {
+			t.Fatalf("a taken email: %v", err)
+		}
+		if _, err := x.Get(ctx, "Sales", dup.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the refused insert left its entity: %v", err)
+		}
+		// A stale ETag is refused.
+		stale := *cy
+		cy.Age++
+		if err := x.Update(ctx, cy); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Update(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
+			t.Fatalf("stale update: %v", err)
+		}
+		if err := x.Delete(ctx, cy); err != nil {
+			t.Fatal(err)
+		}
+		_, err = x.FindFresh(ctx, "Sales", "email", "cy@x.com")
+		if !errors.As(err, &de) || !de.Gone {
+			t.Fatalf("FindFresh of a deleted entity's copy: %v", err)
+		}
+		f.drain(t)
+		c := f.scan(t)
+		if c.entities != 3 || c.copies != 6 || c.claims != 0 || t.Failed() {
+			t.Fatalf("after the drain: %+v", c)
+		}
+		if _, err := x.Find(ctx, "Sales", "email", "cy@x.com"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a deleted entity's copy: %v", err)
+		}
+		if p, _ := f.eng.Poisoned(ctx, 32); len(p) != 0 {
+			t.Fatalf("poison: %+v", p)
+		}
+		// The entities' repository never reads a copy or an engine row.
+		n := 0
+		for v, err := range x.Repository().Query(ctx) {
+			if err != nil || !strings.HasPrefix(v.ID, "emp_") {
+				t.Fatalf("repository read %+v, %v", v, err)
+			}
+			n++
+		}
+		if n != 3 {
+			t.Fatalf("repository: %d employees, want 3", n)
+		}
+	})
+}
+
+// TestOrgWideUniqueIndex: an index whose copies of every department share
+// one partition keeps an email unique across departments; a claim left by
+// a crashed writer holds the value for its lease, then another entity
+// takes it over, and Reap removes the ones nobody took.
+func TestOrgWideUniqueIndex(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := t.Context()
+		cs := &eventualtest.CrashStore{Store: e.B.Store}
+		lease := 2 * time.Second
+		staff := e.B.NewTable(t, "org")
+		o := e.Opts("org")
+		eng := eventualtest.NewEngine(t, cs, o)
+		opts := xindex.Options{ClaimLease: lease}
+		if e.Fake() {
+			opts.Now = e.Clock.Now
+		}
+		build := func(eng *eventual.Engine) *xindex.Table[Employee] {
+			x, err := xindex.New[Employee](eng, staff, opts,
+				xindex.Unique[Employee]("email", func(v *Employee) string { return v.Email }).InPartition(func(string) string { return "email" }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return x
+		}
+		x := build(eng)
+		if err := x.Insert(ctx, emp("Sales", 1, "Ann", "Jones", "ann@x.com")); err != nil {
+			t.Fatal(err)
+		}
+		err := x.Insert(ctx, emp("Eng", 2, "Ann", "Other", "ann@x.com"))
+		var dup *xindex.DuplicateError
+		if !errors.As(err, &dup) || dup.Holder != (xindex.Ref{PartitionKey: "Sales", RowKey: "emp_000001"}) || dup.Pending {
+			t.Fatalf("the same email in another department: %v", err)
+		}
+		// A writer crashes after its claim, before its entity write.
+		cs.Arm(2, true) // the Get of the claim row, then the claim's insert
+		if !eventualtest.Survive(func() { _ = x.Insert(ctx, emp("Eng", 3, "Bo", "Lin", "bo@x.com")) }) {
+			t.Fatal("no crash")
+		}
+		x = build(eventualtest.NewEngine(t, cs, o))
+		err = x.Insert(ctx, emp("Ops", 4, "Bo", "Lin", "bo@x.com"))
+		if !errors.As(err, &dup) || !dup.Pending || dup.Holder.RowKey != "emp_000003" {
+			t.Fatalf("a value claimed by a write in flight: %v", err)
+		}
+		e.Pass(lease + 100*time.Millisecond)
+		if err := x.Insert(ctx, emp("Ops", 4, "Bo", "Lin", "bo@x.com")); err != nil {
+			t.Fatalf("taking over an expired claim: %v", err)
+		}
+		// Another orphan claim, reaped.
+		cs.Arm(2, true)
+		if !eventualtest.Survive(func() { _ = x.Insert(ctx, emp("Eng", 5, "Cy", "Ng", "cy@x.com")) }) {
+			t.Fatal("no crash")
+		}
+		x = build(eventualtest.NewEngine(t, cs, o))
+		if n, err := x.Reap(ctx, "", "email"); n != 0 || err != nil {
+			t.Fatalf("Reap inside the lease: %d, %v", n, err)
+		}
+		e.Pass(lease + 100*time.Millisecond)
+		if n, err := x.Reap(ctx, "", "email"); n != 1 || err != nil {
+			t.Fatalf("Reap after the lease: %d, %v; want the one orphan", n, err)
+		}
+		eng2 := eventualtest.NewEngine(t, cs, o)
+		x = build(eng2)
+		eventualtest.Drain(t, e, &eng2, o, cs, staff)
+		for _, v := range []string{"ann@x.com", "bo@x.com"} {
+			if _, err := x.FindFresh(ctx, "Eng", "email", v); err != nil {
+				t.Fatalf("%s: %v", v, err)
+			}
+		}
+		if h, _ := x.Find(ctx, "", "email", "bo@x.com"); h.Source.PartitionKey != "Ops" {
+			t.Fatalf("bo@x.com belongs to %v, want Ops", h.Source)
+		}
+		if _, err := x.Find(ctx, "", "email", "cy@x.com"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the reaped claim's value: %v", err)
+		}
+	})
+}
+
+// slowStore runs hook before the first entity-group transaction on table
+// once armed: a writer paused between its claim and its write.
+type slowStore struct {
+	store.Store
+	table string
+	hook  func()
+}
+
+func (s *slowStore) Table(name string) store.Table {
+	return &slowTable{Table: s.Store.Table(name), s: s}
+}
+
+type slowTable struct {
+	store.Table
+	s *slowStore
+}
+
+func (t *slowTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
+	if h := t.s.hook; h != nil && strings.EqualFold(t.Table.Name(), t.s.table) {
+		t.s.hook = nil
+		h()
+	}
+	return t.Table.Transact(ctx, a)
+}
+
+// TestConflictSlippingPastTheClaimIsReported: a writer slower than the
+// claim lease loses its claim to another entity, and both commit the same
+// email. The worker keeps the first copy and fails the other operation
+// with a ConflictError naming both entities, which ends in the poison
+// queue; once one of them gives the value up, the next sweep completes
+// the operation and the index is exact again.
+func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := t.Context()
+		ss := &slowStore{Store: e.B.Store}
+		lease := time.Second
+		f := &fixture{e: e, st: ss, staff: e.B.NewTable(t, "conf"), ix: e.B.NewTable(t, "confix"), o: e.Opts("conf")}
+		ss.table = f.staff
+		f.o.MaxReceives = 2
+		f.opts = xindex.Options{ClaimLease: lease}
+		if e.Fake() {
+			f.opts.Now = e.Clock.Now
+		}
+		f.eng = eventualtest.NewEngine(t, ss, f.o)
+		f.x = f.build(t, f.eng)
+		x := f.x
+		bo := emp("Sales", 2, "Bo", "Lin", "same@x.com")
+		ss.hook = func() {
+			e.Pass(lease + 100*time.Millisecond)
+			if err := x.Insert(ctx, emp("Sales", 1, "Ann", "Jones", "same@x.com")); err != nil {
+				t.Errorf("the second writer: %v", err)
+			}
+		}
+		if err := x.Insert(ctx, bo); err != nil {
+			t.Fatal(err)
+		}
+		// Work until the loser's operation is poisoned.
+		var p []eventual.Poisoned
+		for range 8 {
+			for {
+				n, err := f.eng.ProcessOnce(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					break
+				}
+			}
+			if p, _ = f.eng.Poisoned(ctx, 32); len(p) > 0 {
+				break
+			}
+			e.Pass(1100 * time.Millisecond) // a failed receive comes back after 1 s
+		}
+		if len(p) != 1 {
+			t.Fatalf("poison queue: %+v; want the loser's operation", p)
+		}
+		last := p[0].Attempts[0].Error
+		if !strings.Contains(last, `"same@x.com"`) || !strings.Contains(last, "emp_000001") || !strings.Contains(last, "emp_000002") {
+			t.Fatalf("the poisoned attempt does not name the value and both entities: %s", last)
+		}
+		t.Logf("poisoned: %s", last)
+		h, err := x.Find(ctx, "Sales", "email", "same@x.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The loser gives the value up; the sweep completes its operation.
+		loser := bo.ID
+		if h.Source.RowKey == bo.ID {
+			loser = "emp_000001"
+		}
+		v, err := x.Get(ctx, "Sales", loser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Email = "mine@x.com"
+		if err := x.Update(ctx, &v); err != nil {
+			t.Fatal(err)
+		}
+		f.drain(t)
+		if c := f.scan(t); c.lost+c.duplicated+c.stale != 0 || c.copies != 4 || t.Failed() {
+			t.Fatalf("after the fix: %+v", c)
+		}
+	})
+}
