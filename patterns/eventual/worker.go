@@ -409,8 +409,13 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 		cur, err := tbl.Get(ctx, want.PartitionKey, want.RowKey, nil)
 		switch {
 		case err == nil:
-			if op.Version > 0 && versionOf(&cur) >= op.Version {
+			switch v := versionOf(&cur); {
+			case v > op.Version:
 				return nil
+			case v == op.Version:
+				// This operation's copy (an earlier run's insert): check
+				// again that its source did not move on meanwhile.
+				return e.removeIfOrphan(ctx, op, tbl, cur)
 			}
 			_, err = tbl.Update(ctx, want, store.Replace, cur.ETag)
 			if err == nil || errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnknownOutcome) {
@@ -424,9 +429,10 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 			if stale, err := e.sourceMovedOn(ctx, op); err != nil || stale {
 				return err
 			}
-			_, err = tbl.Insert(ctx, want)
+			etag, err := tbl.Insert(ctx, want)
 			if err == nil {
-				return nil
+				want.ETag = etag
+				return e.removeIfOrphan(ctx, op, tbl, want)
 			}
 			if errors.Is(err, store.ErrAlreadyExists) || errors.Is(err, store.ErrUnknownOutcome) {
 				continue
@@ -437,6 +443,27 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 		}
 	}
 	return errContended
+}
+
+// removeIfOrphan deletes row, a copy this operation created where none
+// stood, when its source has moved on since the check before the insert.
+// A later operation of the source removes or replaces the copy only if it
+// runs after the insert; one whose step ran between the check and the
+// insert found nothing to do. Either that operation's step sees the copy,
+// or this read sees its source write: the source write comes before its
+// step, and this read after the insert.
+func (e *Engine) removeIfOrphan(ctx context.Context, op Operation, tbl store.Table, row store.Entity) error {
+	moved, err := e.sourceMovedOn(ctx, op)
+	if err != nil || !moved {
+		return err
+	}
+	err = tbl.Delete(ctx, row.PartitionKey, row.RowKey, row.ETag)
+	switch {
+	case err == nil, errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+		// Gone, or written since by a newer operation: either way not ours.
+		return nil
+	}
+	return err
 }
 
 // delete removes the step's row unless it carries a newer version than
