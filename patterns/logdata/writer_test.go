@@ -298,3 +298,27 @@ func mustPutBlob(t *testing.T, c store.Container, name, data string) {
 		t.Fatal(err)
 	}
 }
+
+// MaxDelay: the first Write that finds the buffer's oldest record that
+// much older sends the buffer, itself included.
+func TestMaxDelayFlushes(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		c := containerOf(t, b)
+		clk := newClock(at(10, 0, 0))
+		w := mustWriter(t, c, Options{Prefix: "md", ID: "w", MaxDelay: 5 * time.Second, Clock: clk.Now})
+		mustWrite(t, w, "a")
+		clk.Add(4 * time.Second)
+		mustWrite(t, w, "b")
+		if st := w.Stats(); st.Blocks != 0 || st.Pending != 2 {
+			t.Fatalf("4 s in: %+v, want 2 records buffered", st)
+		}
+		clk.Add(time.Second)
+		mustWrite(t, w, "c")
+		if st := w.Stats(); st.Blocks != 1 || st.Records != 3 || st.Pending != 0 {
+			t.Fatalf("5 s in: %+v, want the 3 records sent in one append", st)
+		}
+		if got := pl(readAll(t, c, ReaderOptions{Prefix: "md"}, at(10, 0, 0), at(11, 0, 0))); !slices.Equal(got, []string{"a", "b", "c"}) {
+			t.Fatalf("read back %q", got)
+		}
+	})
+}
