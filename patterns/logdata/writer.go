@@ -101,7 +101,8 @@ type Writer struct {
 	last     time.Time
 	closed   bool
 	stats    Stats
-	lastErr  error // of the last send
+	lastErr  error  // of the last send
+	spare    []byte // the buffer of the last batch sent, for reuse
 
 	sendMu sync.Mutex // one sender at a time; guards the blob state
 	blob   string     // the blob being appended to; "" for none
@@ -229,7 +230,12 @@ func (w *Writer) Write(ctx context.Context, data []byte) error {
 		flush = true
 	}
 	if w.cur == nil {
-		w.cur = &batch{period: p, first: t, data: make([]byte, 0, min(w.o.BlockSize, 64<<10))}
+		data := w.spare
+		w.spare = nil
+		if data == nil {
+			data = make([]byte, 0, min(w.o.BlockSize, 4<<10))
+		}
+		w.cur = &batch{period: p, first: t, data: data}
 	}
 	w.cur.data = appendRecord(w.cur.data, t, data)
 	w.cur.records++
@@ -297,6 +303,7 @@ func (w *Writer) drain(ctx context.Context) error {
 		}
 		w.queue = w.queue[1:]
 		w.buffered -= len(b.data)
+		w.spare = b.data[:0] // sent: its buffer serves the next batch
 		w.stats.Records += int64(b.records)
 		w.stats.Bytes += int64(len(b.data))
 		if settled {
