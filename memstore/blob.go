@@ -14,6 +14,8 @@ import (
 // blobService.mu, then a containerState's mu.
 type blobService struct {
 	tick func() time.Time
+	// faults, when set, is the store's fault schedule (Store.faultFor).
+	faults func(op Operation, container string) (before, after error)
 
 	mu         sync.Mutex
 	containers map[string]*containerState
@@ -42,10 +44,19 @@ type blobState struct {
 	data     []byte
 	etag     store.ETag
 	modified time.Time
+	kind     store.BlobType
+	blocks   int // committed blocks of an append blob
 }
 
 func (b *blobState) props(name string) store.BlobProps {
-	return store.BlobProps{Name: name, ETag: b.etag, Size: int64(len(b.data)), LastModified: b.modified}
+	return store.BlobProps{Name: name, ETag: b.etag, Size: int64(len(b.data)), LastModified: b.modified, Type: b.kind, Blocks: b.blocks}
+}
+
+// listed is a blob's props as a listing reports them: no block count.
+func (b *blobState) listed(name string) store.BlobProps {
+	p := b.props(name)
+	p.Blocks = 0
+	return p
 }
 
 // open finds a live container and returns it locked (for writing when
@@ -128,8 +139,9 @@ func (h *containerHandle) Delete(ctx context.Context) error {
 
 // Put implements store.Container. With IfNoneMatchAny the blob must not
 // exist (409 BlobAlreadyExists); with IfMatch it must exist with that ETag
-// (412 ConditionNotMet otherwise, also when it is missing). The data is
-// copied.
+// (412 ConditionNotMet otherwise, also when it is missing). An append blob
+// of that name is not replaced: InvalidBlobType (409), as on Azure. The
+// data is copied.
 func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opts *store.BlobPutOptions) (store.BlobProps, error) {
 	if err := h.precheckBlob(ctx, name); err != nil {
 		return store.BlobProps{}, err
@@ -147,8 +159,11 @@ func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opt
 	if err := checkWrite(h.name, name, old, cond.IfMatch, cond.IfNoneMatchAny); err != nil {
 		return store.BlobProps{}, err
 	}
+	if err := checkType(h.name, name, old, store.BlockBlob, "put"); err != nil {
+		return store.BlobProps{}, err
+	}
 	now := h.s.tick()
-	b := &blobState{data: append([]byte{}, data...), etag: blobETag(now), modified: now}
+	b := &blobState{data: append([]byte{}, data...), etag: blobETag(now), modified: now, kind: store.BlockBlob}
 	c.blobs[name] = b
 	if old == nil {
 		i, _ := slices.BinarySearch(c.names, name)
@@ -182,6 +197,9 @@ func checkWrite(container, name string, b *blobState, ifMatch store.ETag, ifNone
 // returned data is a copy.
 func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.BlobProps, error) {
 	if err := h.precheckBlob(ctx, name); err != nil {
+		return nil, store.BlobProps{}, err
+	}
+	if err := h.s.readFault(h.name); err != nil {
 		return nil, store.BlobProps{}, err
 	}
 	c, unlock, err := h.s.open(h.name, false)
@@ -255,7 +273,7 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 			page.NextMarker = encodeMarker(c.names[i])
 			break
 		}
-		page.Blobs = append(page.Blobs, c.blobs[c.names[i]].props(c.names[i]))
+		page.Blobs = append(page.Blobs, c.blobs[c.names[i]].listed(c.names[i]))
 	}
 	return page, nil
 }

@@ -11,7 +11,7 @@ import (
 // faultHarness makes a memstore whose operations meet the suite's faults.
 func faultHarness(t *testing.T, sched storetest.Schedule) store.Store {
 	return memstore.New(memstore.WithFaults(func(op memstore.Operation, _ string) error {
-		write := op != memstore.OpGet && op != memstore.OpQuery && op != memstore.OpListTables
+		write := op != memstore.OpGet && op != memstore.OpQuery && op != memstore.OpListTables && op != memstore.OpGetBlob
 		switch sched(storetest.Request{Write: write}) {
 		case storetest.FaultBusy:
 			return memstore.ServerBusy()

@@ -58,7 +58,9 @@ const (
 
 // FaultFunc decides, for each operation, whether it meets a fault. It is
 // called once per operation (a Transact is one operation; the point reads
-// a lost write's resolution makes are operations of their own). Return
+// a lost write's resolution makes are operations of their own), with the
+// table's name, or the container's for the blob operations (OpAppendBlock
+// and the others in blob_append.go). Return
 // nil for no fault. Return an error, typically one of ServerBusy,
 // InternalError, OperationTimedOut or ResponseLost, to fail the operation
 // before it touches any data; wrap it with AfterApply to let the

@@ -65,6 +65,7 @@ func New(opts ...Option) *Store {
 	}
 	s.queues = newQueueService(s.tick)
 	s.blobs = newBlobService(s.tick)
+	s.blobs.faults = s.faultFor
 	return s
 }
 

@@ -83,6 +83,12 @@ type BlobProps struct {
 	Size int64
 	// LastModified is the time of the last write.
 	LastModified time.Time
+	// Type is the blob's type: BlockBlob or AppendBlob ("" when the backend
+	// did not say).
+	Type BlobType
+	// Blocks is the committed block count of an append blob, as Get,
+	// GetRange and CreateAppend report it; listings and block blobs carry 0.
+	Blocks int
 }
 
 // BlobPutOptions make a blob write conditional.
@@ -111,7 +117,8 @@ type BlobPage struct {
 	NextMarker string
 }
 
-// Container is a blob container, used by the large-entity patterns.
+// Container is a blob container, used by the large-entity patterns and,
+// through its append blobs, by log data.
 type Container interface {
 	// Name returns the container's name.
 	Name() string
@@ -127,4 +134,26 @@ type Container interface {
 	DeleteBlob(ctx context.Context, name string, ifMatch ETag) error
 	// List returns one page of blobs in lexical name order.
 	List(ctx context.Context, opts BlobListOptions) (BlobPage, error)
+
+	// CreateAppend creates an empty append blob. Over an append blob it
+	// replaces it with an empty one unless opts say otherwise
+	// (IfNoneMatchAny: 409 BlobAlreadyExists; IfMatch: 412
+	// ConditionNotMet); over a block blob it fails with InvalidBlobType
+	// (409). An unconditional create is resent after a lost answer, a
+	// conditional one is not (its outcome is reported unknown).
+	CreateAppend(ctx context.Context, name string, opts *BlobPutOptions) (BlobProps, error)
+	// AppendBlock commits block (1 byte to MaxAppendBlockSize) at the end
+	// of an existing append blob, atomically, under opts' conditions:
+	// BlobNotFound (404) when it is missing, InvalidBlobType (409) for a
+	// block blob, BlockCountExceedsLimit (409) past MaxAppendBlocks,
+	// AppendPositionConditionNotMet, MaxBlobSizeConditionNotMet or
+	// ConditionNotMet (412). An append is not idempotent: after a lost
+	// answer it is resent only when it has an AppendPosition, and then
+	// settled by reading the blob back (SettleAppend).
+	AppendBlock(ctx context.Context, name string, block []byte, opts *AppendOptions) (AppendResult, error)
+	// GetRange reads count bytes of a blob from offset, fewer when the
+	// blob ends first; count 0 reads to the end. An offset at or past the
+	// end is InvalidRange (416), except offset 0 with count 0, which reads
+	// a blob of any length as Get does. The props are the whole blob's.
+	GetRange(ctx context.Context, name string, offset, count int64) ([]byte, BlobProps, error)
 }

@@ -57,3 +57,12 @@ func (c missingContainer) DeleteBlob(context.Context, string, store.ETag) error 
 func (c missingContainer) List(context.Context, store.BlobListOptions) (store.BlobPage, error) {
 	return store.BlobPage{}, c.err()
 }
+func (c missingContainer) CreateAppend(context.Context, string, *store.BlobPutOptions) (store.BlobProps, error) {
+	return store.BlobProps{}, c.err()
+}
+func (c missingContainer) AppendBlock(context.Context, string, []byte, *store.AppendOptions) (store.AppendResult, error) {
+	return store.AppendResult{}, c.err()
+}
+func (c missingContainer) GetRange(context.Context, string, int64, int64) ([]byte, store.BlobProps, error) {
+	return nil, store.BlobProps{}, c.err()
+}

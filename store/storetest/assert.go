@@ -46,8 +46,11 @@ func kindsOf(code string) []error {
 		return []error{store.ErrAlreadyExists}
 	case store.CodeBlobAlreadyExists:
 		return []error{store.ErrAlreadyExists, store.ErrPreconditionFailed}
-	case store.CodeUpdateConditionNotSatisfied, store.CodeConditionNotMet:
+	case store.CodeUpdateConditionNotSatisfied, store.CodeConditionNotMet,
+		store.CodeAppendPositionConditionNotMet, store.CodeMaxBlobSizeConditionNotMet:
 		return []error{store.ErrPreconditionFailed}
+	case store.CodeBlockCountExceedsLimit, store.CodeInvalidBlobType, store.CodeInvalidRange:
+		return nil
 	case store.CodeKeyValueTooLarge, store.CodePropertyValueTooLarge, store.CodeEntityTooLarge,
 		store.CodeTooManyProperties, store.CodeRequestBodyTooLarge, store.CodeMessageTooLarge:
 		return []error{store.ErrInvalidInput, store.ErrTooLarge}

@@ -59,13 +59,15 @@ type Request struct {
 type Schedule func(Request) Fault
 
 // faultsTests runs the outcome tests: every write kind under every
-// fault, and randomized fault schedules.
+// fault, and randomized fault schedules, for entities and for appends to
+// append blobs.
 func (s *suite) faultsTests(t *testing.T) {
 	if s.h.Faults == nil {
 		t.Skip("storetest: Harness.Faults is nil: this backend cannot inject faults")
 	}
 	s.faultMatrix(t)
 	s.run(t, "RandomSchedules", s.randomSchedules)
+	s.appendFaultsTests(t)
 }
 
 // writeKind is one kind of write the fault matrix exercises: it runs on a

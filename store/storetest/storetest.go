@@ -57,6 +57,17 @@ type Harness struct {
 	Faults func(t *testing.T, sched Schedule) store.Store
 	// FaultRuns is how many randomized fault schedules run; 0 means 200.
 	FaultRuns int
+
+	// ServerReplacesBlobType, when set, says the backend's server lets a
+	// Put replace an append blob and a CreateAppend replace a block blob,
+	// as Azurite does; Azure refuses both with InvalidBlobType (409). The
+	// subtest then proves the server's behaviour instead of Azure's.
+	ServerReplacesBlobType bool
+	// SkipBlockCountLimit skips the subtest that fills an append blob with
+	// its 50,000 blocks, one request each, for a backend where that takes
+	// too long. The limit is then proved by the backends that run it and
+	// by the backend's own tests.
+	SkipBlockCountLimit bool
 }
 
 // Run runs the whole suite against the stores newStore returns.
@@ -88,6 +99,7 @@ func RunWith(t *testing.T, h Harness) {
 		{"Paging", s.paging},
 		{"Queues", s.queues},
 		{"Blobs", s.blobs},
+		{"AppendBlobs", s.appendBlobs},
 		{"Faults", s.faultsTests},
 	}
 	for _, g := range groups {

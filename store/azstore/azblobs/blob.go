@@ -106,7 +106,7 @@ func (h *containerHandle) Put(ctx context.Context, name string, data []byte, opt
 	if err != nil {
 		return store.BlobProps{}, azbase.Classify(ctx, err, h.what("put", name), true)
 	}
-	p := store.BlobProps{Name: name, Size: int64(len(data))}
+	p := store.BlobProps{Name: name, Size: int64(len(data)), Type: store.BlockBlob}
 	if resp.ETag != nil {
 		p.ETag = store.ETag(*resp.ETag)
 	}
@@ -123,23 +123,7 @@ func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, store.B
 	if err := h.readyBlob(name); err != nil {
 		return nil, store.BlobProps{}, err
 	}
-	resp, err := h.client.NewBlobClient(name).DownloadStream(ctx, nil)
-	if err != nil {
-		return nil, store.BlobProps{}, azbase.Classify(ctx, err, h.what("get", name), false)
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	if resp.ContentLength != nil && *resp.ContentLength > 0 {
-		buf.Grow(int(*resp.ContentLength))
-	}
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return nil, store.BlobProps{}, azbase.Classify(ctx, err, h.what("get", name), false)
-	}
-	p := store.BlobProps{Name: name, Size: int64(buf.Len()), LastModified: azbase.DerefTime(resp.LastModified)}
-	if resp.ETag != nil {
-		p.ETag = store.ETag(*resp.ETag)
-	}
-	return buf.Bytes(), p, nil
+	return h.download(ctx, name, blob.HTTPRange{})
 }
 
 // DeleteBlob implements store.Container.
@@ -203,6 +187,9 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 					p.Size = *b.Properties.ContentLength
 				}
 				p.LastModified = azbase.DerefTime(b.Properties.LastModified)
+				if b.Properties.BlobType != nil {
+					p.Type = store.BlobType(*b.Properties.BlobType)
+				}
 			}
 			page.Blobs = append(page.Blobs, p)
 		}

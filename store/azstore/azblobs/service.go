@@ -7,10 +7,13 @@
 //	})
 //	_, err = st.Container("docs").Put(ctx, "a.txt", data, nil)
 //
-// Blobs are block blobs written in one request. Listed ETags carry the
-// quotes of the service's ETag headers, so a listed ETag equals Put's and
-// serves as If-Match. Writes that may have been applied are never resent
-// unless they are unconditional puts (see docs/azure.md).
+// Put writes block blobs in one request; CreateAppend and AppendBlock
+// write append blobs, a block per request. Listed ETags carry the quotes
+// of the service's ETag headers, so a listed ETag equals Put's and serves
+// as If-Match. Writes that may have been applied are never resent unless
+// they are unconditional puts or creates, or appends with an append
+// position, which store.SettleAppend settles by reading the blob back (see
+// docs/azure.md and docs/queues-blobs.md).
 package azblobs
 
 import (
