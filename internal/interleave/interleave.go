@@ -52,6 +52,11 @@ type Config struct {
 	// Warmup is how long each case runs before the rounds (JIT-warm
 	// servers, connection pools, caches); 0 means one slice.
 	Warmup time.Duration
+
+	// now and cpu replace the wall clock and the process's CPU clock
+	// (tests of the harness itself run on a fake clock).
+	now func() time.Time
+	cpu func() time.Duration
 }
 
 // Stats summarizes one figure over the rounds.
@@ -96,6 +101,12 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 	if cfg.Warmup <= 0 {
 		cfg.Warmup = cfg.Slice
 	}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	if cfg.cpu == nil {
+		cfg.cpu = cpuTime
+	}
 	all := append([]Case{base}, cases...)
 	for i := range all {
 		if all[i].Op == nil {
@@ -108,7 +119,7 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 	next := make([]int, len(all)) // the next operation number of each case
 	calls := make([]int, len(all))
 	for i := range all {
-		n, err := calibrate(&all[i], &next[i], cfg.Warmup, cfg.Slice)
+		n, err := calibrate(&all[i], &next[i], cfg.Warmup, cfg.Slice, cfg.now)
 		if err != nil {
 			return Report{}, err
 		}
@@ -129,16 +140,16 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 			c := &all[i]
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			cpu0 := cpuTime()
-			t0 := time.Now()
+			cpu0 := cfg.cpu()
+			t0 := cfg.now()
 			for range calls[i] {
 				if err := c.Op(next[i]); err != nil {
 					return Report{}, fmt.Errorf("interleave: %s: %w", c.Name, err)
 				}
 				next[i]++
 			}
-			wall := time.Since(t0)
-			cpu := cpuTime() - cpu0
+			wall := cfg.now().Sub(t0)
+			cpu := cfg.cpu() - cpu0
 			runtime.ReadMemStats(&m1)
 			ops := float64(calls[i] * c.Ops)
 			samples[i] = append(samples[i], sample{
@@ -172,17 +183,17 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 }
 
 // calibrate warms a case up and returns how many calls fill one slice.
-func calibrate(c *Case, next *int, warmup, slice time.Duration) (int, error) {
+func calibrate(c *Case, next *int, warmup, slice time.Duration, now func() time.Time) (int, error) {
 	calls := 0
-	t0 := time.Now()
-	for calls == 0 || time.Since(t0) < warmup {
+	t0 := now()
+	for calls == 0 || now().Sub(t0) < warmup {
 		if err := c.Op(*next); err != nil {
 			return 0, fmt.Errorf("interleave: %s: %w", c.Name, err)
 		}
 		*next++
 		calls++
 	}
-	per := time.Since(t0) / time.Duration(calls)
+	per := now().Sub(t0) / time.Duration(calls)
 	if per <= 0 {
 		per = 1
 	}

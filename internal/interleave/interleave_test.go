@@ -7,38 +7,43 @@ import (
 	"time"
 )
 
-// spin burns CPU for about d.
-func spin(d time.Duration) {
-	t0 := time.Now()
-	for time.Since(t0) < d {
-	}
+// fakeClock is a wall clock and a CPU clock that only the cases move.
+type fakeClock struct {
+	wall time.Time
+	cpu  time.Duration
+}
+
+func (c *fakeClock) work(wall, cpu time.Duration) {
+	c.wall = c.wall.Add(wall)
+	c.cpu += cpu
 }
 
 // TestMeasureOrdersCasesByCost: a case that does three times the work of
-// the baseline reads as about 3x in wall and CPU time, and one that sleeps
-// instead of working costs wall time but little CPU. Bounds are loose: the
-// test checks the harness's arithmetic, not the machine's speed.
+// the baseline reads as 3x in wall and CPU time, and one that waits
+// instead of working costs wall time but little CPU. The cases move a
+// fake clock, so the figures are exact: the test checks the harness's
+// arithmetic, not the machine's speed.
 func TestMeasureOrdersCasesByCost(t *testing.T) {
-	base := Case{Name: "base", Op: func(int) error { spin(20 * time.Microsecond); return nil }}
-	heavy := Case{Name: "heavy", Op: func(int) error { spin(60 * time.Microsecond); return nil }}
-	sleepy := Case{Name: "sleepy", Op: func(int) error { time.Sleep(200 * time.Microsecond); return nil }}
-	rep, err := Measure(Config{Rounds: 5, Slice: 10 * time.Millisecond}, base, heavy, sleepy)
+	clk := &fakeClock{wall: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	base := Case{Name: "base", Op: func(int) error { clk.work(20*time.Microsecond, 20*time.Microsecond); return nil }}
+	heavy := Case{Name: "heavy", Op: func(int) error { clk.work(60*time.Microsecond, 60*time.Microsecond); return nil }}
+	sleepy := Case{Name: "sleepy", Op: func(int) error { clk.work(200*time.Microsecond, 2*time.Microsecond); return nil }}
+	cfg := Config{Rounds: 5, Slice: 10 * time.Millisecond,
+		now: func() time.Time { return clk.wall }, cpu: func() time.Duration { return clk.cpu }}
+	rep, err := Measure(cfg, base, heavy, sleepy)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, _ := rep.Row("heavy")
-	if h.WallRatio.Median < 1.8 || h.WallRatio.Median > 5 {
-		t.Errorf("heavy wall ratio %.2f, want about 3", h.WallRatio.Median)
-	}
-	if h.CPURatio.Median < 1.5 {
-		t.Errorf("heavy CPU ratio %.2f, want about 3", h.CPURatio.Median)
+	if h.WallRatio.Median != 3 || h.CPURatio.Median != 3 || h.Wall.Median != 60_000 {
+		t.Errorf("heavy: wall ratio %.4f, CPU ratio %.4f, wall %.0f ns/op; want 3, 3, 60000", h.WallRatio.Median, h.CPURatio.Median, h.Wall.Median)
 	}
 	s, _ := rep.Row("sleepy")
-	if s.WallRatio.Median < 3 {
-		t.Errorf("sleepy wall ratio %.2f, want well above 1", s.WallRatio.Median)
+	if s.WallRatio.Median != 10 || s.CPURatio.Median != 0.1 {
+		t.Errorf("sleepy: wall ratio %.4f, CPU ratio %.4f; want 10 and 0.1", s.WallRatio.Median, s.CPURatio.Median)
 	}
-	if s.CPU.Median > s.Wall.Median/2 {
-		t.Errorf("sleepy CPU %.0f ns/op of %.0f wall: sleeping should cost little CPU", s.CPU.Median, s.Wall.Median)
+	if want := int(10 * time.Millisecond / (60 * time.Microsecond)); h.Calls != want {
+		t.Errorf("heavy runs %d calls per slice, want a slice's worth, %d", h.Calls, want)
 	}
 	if len(rep.Rows) != 3 || rep.Rows[0].Name != "base" || rep.Rows[0].WallRatio.Median != 1 {
 		t.Errorf("rows %+v: want the baseline first with ratio 1", rep.Rows)
@@ -58,15 +63,17 @@ func TestMeasureOrdersCasesByCost(t *testing.T) {
 
 // TestMeasureCountsOpsPerCall: Ops divides the cost of a call.
 func TestMeasureCountsOpsPerCall(t *testing.T) {
-	one := Case{Name: "one", Op: func(int) error { spin(10 * time.Microsecond); return nil }}
-	batch := Case{Name: "batch", Ops: 10, Op: func(int) error { spin(100 * time.Microsecond); return nil }}
-	rep, err := Measure(Config{Rounds: 3, Slice: 5 * time.Millisecond}, one, batch)
+	clk := &fakeClock{wall: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	one := Case{Name: "one", Op: func(int) error { clk.work(10*time.Microsecond, 10*time.Microsecond); return nil }}
+	batch := Case{Name: "batch", Ops: 10, Op: func(int) error { clk.work(100*time.Microsecond, 100*time.Microsecond); return nil }}
+	rep, err := Measure(Config{Rounds: 3, Slice: 5 * time.Millisecond,
+		now: func() time.Time { return clk.wall }, cpu: func() time.Duration { return clk.cpu }}, one, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := rep.Row("batch")
-	if b.WallRatio.Median < 0.5 || b.WallRatio.Median > 2 {
-		t.Errorf("batch per-op ratio %.2f, want about 1", b.WallRatio.Median)
+	if b.WallRatio.Median != 1 || b.Wall.Median != 10_000 {
+		t.Errorf("batch: per-op ratio %.4f, %.0f ns/op; want 1 and 10000", b.WallRatio.Median, b.Wall.Median)
 	}
 }
 
@@ -74,6 +81,7 @@ func TestMeasureCountsOpsPerCall(t *testing.T) {
 // rotating order, and operation numbers never repeat within a case.
 func TestMeasureInterleavesAndNumbersOps(t *testing.T) {
 	var trace []string
+	clk := &fakeClock{wall: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	seen := map[string]map[int]bool{"a": {}, "b": {}}
 	mk := func(name string) Case {
 		return Case{Name: name, Op: func(i int) error {
@@ -84,11 +92,11 @@ func TestMeasureInterleavesAndNumbersOps(t *testing.T) {
 			if len(trace) == 0 || trace[len(trace)-1] != name {
 				trace = append(trace, name)
 			}
-			spin(50 * time.Microsecond)
+			clk.work(50*time.Microsecond, 50*time.Microsecond)
 			return nil
 		}}
 	}
-	if _, err := Measure(Config{Rounds: 4, Slice: time.Millisecond}, mk("a"), mk("b")); err != nil {
+	if _, err := Measure(Config{Rounds: 4, Slice: time.Millisecond, now: func() time.Time { return clk.wall }}, mk("a"), mk("b")); err != nil {
 		t.Fatal(err)
 	}
 	// Calibration runs a then b; then rounds go a,b / b,a / a,b / b,a, so

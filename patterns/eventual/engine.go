@@ -37,6 +37,11 @@ type Options struct {
 	// 100 ms); a failed receive reappears after Backoff times the receive
 	// count, at least 1 s.
 	Backoff time.Duration
+	// WriteAttempts bounds how often Write runs its function again when
+	// another writer committed to the partition first (default 8). Between
+	// attempts it pauses a random time below 5 ms doubled per attempt (at
+	// most 500 ms), so contending writers drift apart.
+	WriteAttempts int
 	// Concurrency is how many messages a worker runs at once (default 8).
 	Concurrency int
 	// SweepAfter is how old an outbox row must be before Sweep queues its
@@ -100,7 +105,7 @@ func New(st store.Store, opts Options) (*Engine, error) {
 		name string
 		v    int64
 	}{{"MaxReceives", int64(o.MaxReceives)}, {"Visibility", int64(o.Visibility)}, {"StepAttempts", int64(o.StepAttempts)},
-		{"Backoff", int64(o.Backoff)}, {"Concurrency", int64(o.Concurrency)}, {"SweepAfter", int64(o.SweepAfter)}, {"PollInterval", int64(o.PollInterval)}} {
+		{"WriteAttempts", int64(o.WriteAttempts)}, {"Backoff", int64(o.Backoff)}, {"Concurrency", int64(o.Concurrency)}, {"SweepAfter", int64(o.SweepAfter)}, {"PollInterval", int64(o.PollInterval)}} {
 		if f.v < 0 {
 			return nil, refuse("Options.%s is %d: it must be 0 (the default) or positive", f.name, f.v)
 		}
@@ -116,6 +121,9 @@ func New(st store.Store, opts Options) (*Engine, error) {
 	}
 	if o.StepAttempts == 0 {
 		o.StepAttempts = 4
+	}
+	if o.WriteAttempts == 0 {
+		o.WriteAttempts = 8
 	}
 	if o.Backoff == 0 {
 		o.Backoff = 100 * time.Millisecond
@@ -368,7 +376,13 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 		return nil, err
 	}
 	var last error
-	for try := 0; try < 8; try++ {
+	for try := 0; try < e.o.WriteAttempts; try++ {
+		if try > 0 {
+			pause := time.Duration(rand.Int64N(int64(min(5*time.Millisecond<<min(try-1, 7), 500*time.Millisecond))))
+			if err := e.o.Sleep(ctx, pause); err != nil {
+				return nil, err
+			}
+		}
 		t, err := p.Begin(ctx)
 		if err != nil {
 			return nil, err
@@ -396,7 +410,7 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 		}
 		return res, nil
 	}
-	return nil, fmt.Errorf("eventual: partition %q of %s kept changing under the write: %w", pk, table, last)
+	return nil, fmt.Errorf("eventual: partition %q of %s kept changing under the write (%d attempts): %w", pk, table, e.o.WriteAttempts, last)
 }
 
 // dropBlobs removes operation blobs of a transaction that did not commit.
