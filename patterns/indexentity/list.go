@@ -82,25 +82,20 @@ func appendLine(b []byte, e entry, withPK bool) []byte {
 }
 
 // parseLine reads a line; pk is the list's partition for a line without
-// one.
+// one. It checks the line's shape, not every key rule: the lines are the
+// package's own.
 func parseLine(line, pk string, withPK bool) (entry, error) {
 	if !withPK {
-		if err := keys.ValidKey(line); err != nil {
-			return entry{}, err
+		if strings.IndexByte(line, '\t') >= 0 {
+			return entry{}, fmt.Errorf("line %.80q is not a RowKey", line)
 		}
 		return entry{Key: Key{PartitionKey: pk, RowKey: line}}, nil
 	}
 	v, rest, ok1 := strings.Cut(line, "\t")
 	p, r, ok2 := strings.Cut(rest, "\t")
 	n, err := strconv.ParseInt(v, 10, 64)
-	if !ok1 || !ok2 || err != nil || n < 0 {
+	if !ok1 || !ok2 || err != nil || n < 0 || strings.IndexByte(r, '\t') >= 0 {
 		return entry{}, fmt.Errorf("line %.80q is not version, PartitionKey and RowKey", line)
-	}
-	if err := keys.ValidKey(p); err != nil {
-		return entry{}, err
-	}
-	if err := keys.ValidKey(r); err != nil {
-		return entry{}, err
 	}
 	return entry{Key: Key{PartitionKey: p, RowKey: r}, version: n}, nil
 }
@@ -203,9 +198,17 @@ func (s *segment) without(k Key) []entry {
 // encodeEntity builds the index entity of a segment, or reports that the
 // entries do not fit the layout (and the service's limits).
 func encodeEntity(pk, rk string, entries []entry, withPK bool, l Layout) (store.Entity, bool) {
-	e := store.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{countProp: int32(len(entries))}}
+	e, size, props := buildEntity(pk, rk, entries, withPK, l)
+	return e, props <= maxLineProps && size <= l.ChunkBytes
+}
+
+// buildEntity builds the index entity of entries, whether or not it fits,
+// and returns its size by the service's formula and its number of line
+// properties.
+func buildEntity(pk, rk string, entries []entry, withPK bool, l Layout) (e store.Entity, size, props int) {
+	e = store.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{countProp: int32(len(entries))}}
 	var buf []byte
-	units, lines, props := 0, 0, 0
+	units, lines := 0, 0
 	flush := func() {
 		e.Properties[lineProp(props)] = string(buf)
 		props++
@@ -228,10 +231,7 @@ func encodeEntity(pk, rk string, entries []entry, withPK bool, l Layout) (store.
 	if lines > 0 {
 		flush()
 	}
-	if props > maxLineProps || store.EntitySize(&e) > l.ChunkBytes {
-		return store.Entity{}, false
-	}
-	return e, true
+	return e, store.EntitySize(&e), props
 }
 
 // decodeEntity reads the entries of an index entity.
@@ -303,9 +303,12 @@ type piece struct {
 // otherwise k pieces of about equal count cut at hash boundaries, the last
 // keeping the segment's bound. rkOf makes a piece's RowKey from its bound.
 func pack(pk string, rkOf func(uint64) string, bound uint64, entries []entry, withPK bool, l Layout) ([]piece, error) {
-	if e, ok := encodeEntity(pk, rkOf(bound), entries, withPK, l); ok {
+	e, size, props := buildEntity(pk, rkOf(bound), entries, withPK, l)
+	if props <= maxLineProps && size <= l.ChunkBytes {
 		return []piece{{bound: bound, entries: entries, entity: e}}, nil
 	}
+	// Start from the fewest pieces the size and the property count allow.
+	first := max(2, (size+l.ChunkBytes-1)/l.ChunkBytes, (props+maxLineProps-1)/maxLineProps)
 	type hashed struct {
 		h uint64
 		e entry
@@ -323,7 +326,7 @@ func pack(pk string, rkOf func(uint64) string, bound uint64, entries []entry, wi
 		}
 		return a.e.less(b.e)
 	})
-	for k := 2; k <= len(hs); k++ {
+	for k := first; k <= len(hs); k++ {
 		var out []piece
 		start := 0
 		ok := true

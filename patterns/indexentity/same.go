@@ -38,9 +38,6 @@ func (x *Table[T]) writeSame(ctx context.Context, w write[T]) error {
 		if err != nil {
 			return err
 		}
-		if err := store.ValidateTransaction(acts); err != nil {
-			return fmt.Errorf("indexentity: %s of (%q, %q) with its index entities: %w", w.kind, w.pk, w.rk, err)
-		}
 		res, err := x.table.Transact(ctx, acts)
 		if err == nil {
 			return x.done(w, res[0].ETag)
@@ -83,7 +80,7 @@ func (x *Table[T]) writeSame(ctx context.Context, w write[T]) error {
 			last = err // another writer changed the index entity first
 			continue
 		}
-		return fmt.Errorf("indexentity: %s of (%q, %q): %w", w.kind, w.pk, w.rk, err)
+		return fmt.Errorf("indexentity: %s of (%q, %q) with the index entities of its lists: %w", w.kind, w.pk, w.rk, err)
 	}
 	return x.contended(w, last)
 }
