@@ -2,6 +2,7 @@ package indexentity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -419,4 +420,89 @@ func idsOf(vs []Employee) []string {
 		out[i] = v.Dept + "/" + v.ID
 	}
 	return out
+}
+
+// raceStore wraps a store: every write first waits a random moment (so
+// that goroutines on memstore interleave as they do over a network), and
+// the writes the service refuses because a row or blob changed since it
+// was read (412, or 409 for an insert) are counted: the races the test
+// provoked.
+type raceStore struct {
+	store.Store
+	races  atomic.Int64
+	random func() uint64
+}
+
+func newRaceStore(st store.Store) *raceStore {
+	return &raceStore{Store: st, random: seeded(seeds.Add(1))}
+}
+
+func (s *raceStore) wait() {
+	time.Sleep(time.Duration(s.random()%200) * time.Microsecond)
+}
+
+func (s *raceStore) note(err error) {
+	if errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrAlreadyExists) {
+		s.races.Add(1)
+	}
+}
+
+func (s *raceStore) Table(name string) store.Table {
+	return &raceTable{Table: s.Store.Table(name), s: s}
+}
+
+func (s *raceStore) Container(name string) store.Container {
+	return &raceContainer{Container: s.Store.Container(name), s: s}
+}
+
+type raceTable struct {
+	store.Table
+	s *raceStore
+}
+
+func (t *raceTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
+	t.s.wait()
+	tag, err := t.Table.Insert(ctx, e)
+	t.s.note(err)
+	return tag, err
+}
+
+func (t *raceTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
+	t.s.wait()
+	tag, err := t.Table.Update(ctx, e, m, im)
+	t.s.note(err)
+	return tag, err
+}
+
+func (t *raceTable) Delete(ctx context.Context, pk, rk string, im store.ETag) error {
+	t.s.wait()
+	err := t.Table.Delete(ctx, pk, rk, im)
+	t.s.note(err)
+	return err
+}
+
+func (t *raceTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
+	t.s.wait()
+	r, err := t.Table.Transact(ctx, a)
+	t.s.note(err)
+	return r, err
+}
+
+type raceContainer struct {
+	store.Container
+	s *raceStore
+}
+
+func (c *raceContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (store.BlobProps, error) {
+	c.s.wait()
+	p, err := c.Container.Put(ctx, n, d, o)
+	c.s.note(err)
+	return p, err
+}
+
+func (c *raceContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) error {
+	c.s.wait()
+	err := c.Container.DeleteBlob(ctx, n, im)
+	c.s.note(err)
+	return err
 }
