@@ -41,18 +41,22 @@ func TestListsSplitAcrossTheLimits(t *testing.T) {
 			}
 			t.Run(p.String()+"/"+tc.name, func(t *testing.T) {
 				eachBackend(t, func(t *testing.T, e env) {
-					if e.clock == nil && !tc.azurite {
-						t.Skip("memstore covers this layout; Azurite runs the others")
+					if e.clock == nil && (!tc.azurite || (p == SeparatePartition && tc.name != "252 properties")) {
+						t.Skip("memstore covers this case; Azurite runs a few, within its time")
 					}
 					ctx := t.Context()
 					f := newFixture(t, e, p, Options{Layout: tc.layout, PageSize: 37, Concurrency: 5}, nil)
-					n := tc.n
+					n, id := tc.n, tc.id
 					if p != SamePartition && tc.name == "1MiB entity" {
 						n = 280 // lines carry the long department too
 					}
+					if e.clock == nil && tc.name == "64KiB property" {
+						// Azurite refuses keys past 512 characters.
+						n, id = 2*n, func(n int) string { return idOf(n) + long[:490] }
+					}
 					var want []string
 					for i := range n {
-						v := Employee{Dept: tc.dept, ID: tc.id(i), Last: "Jones"}
+						v := Employee{Dept: tc.dept, ID: id(i), Last: "Jones"}
 						must(t, f.x.Insert(ctx, &v))
 						want = append(want, v.Dept+"/"+v.ID)
 						if i%100 == 99 {
@@ -79,14 +83,14 @@ func TestListsSplitAcrossTheLimits(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("lookup read %d entities, want %d in key order", len(got), len(want))
 					}
-					if n > 300 {
+					if n > 300 || (e.clock == nil && p != SamePartition) {
 						return // the smaller lists prove the shrinking
 					}
 					// Two of three leave: the list shrinks, emptied index
 					// entities go.
 					for i := range n {
 						if i%3 != 0 {
-							must(t, f.x.DeleteKey(ctx, tc.dept, tc.id(i)))
+							must(t, f.x.DeleteKey(ctx, tc.dept, id(i)))
 						}
 						if i%100 == 99 {
 							f.drain(t)
