@@ -26,6 +26,10 @@ func (x *Table[T]) writeSame(ctx context.Context, w write[T]) error {
 		var cur *store.Entity
 		if w.kind != wInsert {
 			c, err := getCur(ctx, x.table, w.pk, w.rk)
+			if errors.Is(err, store.ErrTransient) {
+				last = err // a failed read: nothing was written yet
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -35,6 +39,10 @@ func (x *Table[T]) writeSame(ctx context.Context, w write[T]) error {
 			return err
 		}
 		acts, err := x.sameActions(ctx, tl, &w, cur)
+		if errors.Is(err, store.ErrTransient) {
+			last = err
+			continue
+		}
 		if err != nil {
 			return err
 		}
