@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
@@ -67,9 +66,6 @@ type Engine struct {
 	queue  store.Queue
 	poison store.Queue
 	ids    *keys.IDGenerator
-
-	handlersMu sync.RWMutex
-	handlers   map[string]StepFunc // custom steps, by name
 }
 
 // New returns an engine over st. It does no I/O; Setup creates the queues

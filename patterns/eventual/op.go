@@ -44,11 +44,9 @@ type Step struct {
 	// Entity is the entity an upsert writes, or the keys a delete deletes.
 	Entity store.Entity
 	// Container and Blob name the blob of a blob step; Data is what a put
-	// writes, or a custom step's input.
+	// writes.
 	Container, Blob string
 	Data            []byte
-	// Handler names the function of a custom step (see Custom).
-	Handler string
 }
 
 // Upsert returns the step that writes e into table, replacing what is
@@ -118,7 +116,6 @@ type wireStep struct {
 	Container string          `json:"container,omitempty"`
 	Blob      string          `json:"blob,omitempty"`
 	Data      []byte          `json:"data,omitempty"`
-	Handler   string          `json:"handler,omitempty"`
 }
 
 // encodeOp checks op and encodes it.
@@ -128,7 +125,7 @@ func encodeOp(op Operation) ([]byte, error) {
 	}
 	w := wireOp{Source: op.Source, Version: op.Version, SourceDeleted: op.SourceDeleted, Steps: make([]wireStep, len(op.Steps))}
 	for i, s := range op.Steps {
-		ws := wireStep{Kind: s.Kind, Table: s.Table, Container: s.Container, Blob: s.Blob, Data: s.Data, Handler: s.Handler}
+		ws := wireStep{Kind: s.Kind, Table: s.Table, Container: s.Container, Blob: s.Blob, Data: s.Data}
 		if s.Kind == StepUpsert || s.Kind == StepDelete {
 			e := s.Entity
 			if s.Kind == StepDelete {
@@ -153,7 +150,7 @@ func decodeOp(b []byte) (Operation, error) {
 	}
 	op := Operation{Source: w.Source, Version: w.Version, SourceDeleted: w.SourceDeleted, Steps: make([]Step, len(w.Steps))}
 	for i, ws := range w.Steps {
-		s := Step{Kind: ws.Kind, Table: ws.Table, Container: ws.Container, Blob: ws.Blob, Data: ws.Data, Handler: ws.Handler}
+		s := Step{Kind: ws.Kind, Table: ws.Table, Container: ws.Container, Blob: ws.Blob, Data: ws.Data}
 		if len(ws.Entity) > 0 {
 			e, err := wire.DecodeEntity(ws.Entity)
 			if err != nil {
@@ -202,8 +199,6 @@ func checkOp(op Operation) error {
 			if err = store.ValidateContainerName(s.Container); err == nil {
 				err = store.ValidateBlobName(s.Blob)
 			}
-		case StepCustom:
-			err = checkHandlerName(s.Handler)
 		default:
 			err = refuse("unknown step kind %q", s.Kind)
 		}

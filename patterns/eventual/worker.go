@@ -381,8 +381,6 @@ func (e *Engine) step(ctx context.Context, op Operation, s Step) error {
 			return nil
 		}
 		return err
-	case StepCustom:
-		return e.custom(ctx, op, s)
 	}
 	return refuse("unknown step kind %q", s.Kind)
 }
