@@ -39,4 +39,7 @@
 // once the operation completed; a missing blob is reported in the poison
 // queue, never fatal to the worker. docs/patterns/eventual.md has the
 // costs and every failure case.
+//
+// Packages built on the engine add kinds of step of their own with
+// Engine.Handle and Custom: patterns/xindex and patterns/denorm do.
 package eventual

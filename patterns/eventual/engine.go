@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
@@ -66,6 +67,9 @@ type Engine struct {
 	queue  store.Queue
 	poison store.Queue
 	ids    *keys.IDGenerator
+
+	mu       sync.RWMutex
+	handlers map[StepKind]*StepHandler // kinds of step of their own (Handle)
 }
 
 // New returns an engine over st. It does no I/O; Setup creates the queues
@@ -206,7 +210,7 @@ const maxInline = store.MaxMessageSize - 8*1024
 // message goes to a blob of the engine's container (under a fresh random
 // name) and the message points to it.
 func (e *Engine) Submit(ctx context.Context, op Operation) error {
-	body, err := encodeOp(op)
+	body, err := e.encodeOp(op)
 	if err != nil {
 		return err
 	}
@@ -328,7 +332,7 @@ func (tx *Tx) Delete(label, rk string, ifMatch store.ETag) error {
 func (tx *Tx) Then(ctx context.Context, rk string, steps ...Step) error {
 	op := Operation{Source: &Ref{Table: tx.table, PartitionKey: tx.pk, RowKey: rk}, Version: tx.Version(),
 		SourceDeleted: tx.deleted[rk], Steps: steps}
-	body, err := encodeOp(op)
+	body, err := tx.e.encodeOp(op)
 	if err != nil {
 		return err
 	}

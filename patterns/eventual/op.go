@@ -119,14 +119,14 @@ type wireStep struct {
 }
 
 // encodeOp checks op and encodes it.
-func encodeOp(op Operation) ([]byte, error) {
-	if err := checkOp(op); err != nil {
+func (e *Engine) encodeOp(op Operation) ([]byte, error) {
+	if err := checkOp(op, e.handler); err != nil {
 		return nil, err
 	}
 	w := wireOp{Source: op.Source, Version: op.Version, SourceDeleted: op.SourceDeleted, Steps: make([]wireStep, len(op.Steps))}
 	for i, s := range op.Steps {
 		ws := wireStep{Kind: s.Kind, Table: s.Table, Container: s.Container, Blob: s.Blob, Data: s.Data}
-		if s.Kind == StepUpsert || s.Kind == StepDelete {
+		if s.Kind == StepUpsert || s.Kind == StepDelete || hasEntity(s) {
 			e := s.Entity
 			if s.Kind == StepDelete {
 				e.Properties = nil
@@ -164,8 +164,9 @@ func decodeOp(b []byte) (Operation, error) {
 }
 
 // checkOp refuses an operation no worker could run, naming the step and
-// the value: before anything is written.
-func checkOp(op Operation) error {
+// the value: before anything is written. custom finds the handler of a
+// kind of step registered with Engine.Handle (nil for none).
+func checkOp(op Operation, custom func(StepKind) *StepHandler) error {
 	if len(op.Steps) == 0 {
 		return refuse("an operation needs at least one step")
 	}
@@ -200,7 +201,7 @@ func checkOp(op Operation) error {
 				err = store.ValidateBlobName(s.Blob)
 			}
 		default:
-			err = refuse("unknown step kind %q", s.Kind)
+			err = checkCustom(s, custom)
 		}
 		if err != nil {
 			return stepErr(i, s, err)

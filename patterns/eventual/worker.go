@@ -162,9 +162,11 @@ func (e *Engine) handle(ctx context.Context, m store.Message) {
 		return
 	}
 	r := &receipt{msg: m}
-	stop := e.heartbeat(ctx, r)
-	done, err := e.runMessage(ctx, env)
-	stop()
+	done, err := func() (func(context.Context) error, error) {
+		stop := e.heartbeat(ctx, r)
+		defer stop() // a handler that panics must not leave it running
+		return e.runMessage(ctx, env)
+	}()
 	if err != nil {
 		if permanent(err) {
 			e.toPoison(ctx, r.get(), env, err)
@@ -340,7 +342,7 @@ type poisonRaw struct {
 
 // run carries out an operation's steps in order.
 func (e *Engine) run(ctx context.Context, op Operation) error {
-	if err := checkOp(op); err != nil {
+	if err := checkOp(op, e.handler); err != nil {
 		return err
 	}
 	for i, s := range op.Steps {
@@ -382,7 +384,7 @@ func (e *Engine) step(ctx context.Context, op Operation, s Step) error {
 		}
 		return err
 	}
-	return refuse("unknown step kind %q", s.Kind)
+	return e.runCustom(ctx, op, s)
 }
 
 // upsert writes the step's entity unless the row holds the same or a

@@ -80,7 +80,7 @@ func (x *Table[T]) writeEventual(ctx context.Context, w write[T]) error {
 			if err != nil {
 				return err
 			}
-			return tx.Then(ctx, w.rk, eventual.Custom(x.handler, data))
+			return tx.Then(ctx, w.rk, eventual.Custom(x.handler, x.name, store.Entity{}, data))
 		})
 		switch {
 		case err == nil:
@@ -140,9 +140,12 @@ func versionOf(e *store.Entity) int64 {
 // the writes: if its version moved, the step starts over from the new
 // state.
 func (x *Table[T]) step(ctx context.Context, op eventual.Operation, s eventual.Step) error {
-	var changes []change
-	if err := json.Unmarshal(s.Data, &changes); err != nil || op.Source == nil {
-		return refuse("step of %s: unreadable list changes (%v)", x.name, err)
+	changes, err := x.changesOf(s)
+	if err != nil {
+		return err
+	}
+	if op.Source == nil {
+		return refuse("step of %s: the operation names no entity", x.name)
 	}
 	k := Key{PartitionKey: op.Source.PartitionKey, RowKey: op.Source.RowKey}
 	src := x.st.Table(op.Source.Table)
@@ -201,6 +204,27 @@ func (x *Table[T]) step(ctx context.Context, op eventual.Operation, s eventual.S
 		last = fmt.Errorf("entity (%q, %q) changed while its lists were updated", k.PartitionKey, k.RowKey)
 	}
 	return fmt.Errorf("indexentity: step of (%q, %q): %w: %w", k.PartitionKey, k.RowKey, ErrContention, last)
+}
+
+// checkStep refuses a step no worker could run: before the entity's write
+// commits, and again before the step runs.
+func (x *Table[T]) checkStep(s eventual.Step) error {
+	_, err := x.changesOf(s)
+	return err
+}
+
+// changesOf reads a step's list changes.
+func (x *Table[T]) changesOf(s eventual.Step) ([]change, error) {
+	var changes []change
+	if err := json.Unmarshal(s.Data, &changes); err != nil {
+		return nil, refuse("step of %s: unreadable list changes (%v)", x.name, err)
+	}
+	for _, c := range changes {
+		if _, err := x.spec(c.List); err != nil {
+			return nil, err
+		}
+	}
+	return changes, nil
 }
 
 func (x *Table[T]) specIndex(s *Spec[T]) int {

@@ -118,7 +118,7 @@ type Table[T any] struct {
 	specs   []Spec[T]
 	o       Options
 	lists   lists
-	handler string // the engine step's name (InBlobs, SeparatePartition)
+	handler eventual.StepKind // the engine step's kind (InBlobs, SeparatePartition)
 }
 
 // New returns the table name of st for T, keeping the lists specs
@@ -184,8 +184,8 @@ func New[T any](st store.Store, name string, opts Options, specs ...Spec[T]) (*T
 		x.lists = &blobLists{c: st.Container(o.Container)}
 	}
 	if o.Engine != nil {
-		x.handler = "indexentity " + name
-		if err := o.Engine.Handle(x.handler, x.step); err != nil {
+		x.handler = eventual.StepKind("indexentity " + name)
+		if err := o.Engine.Handle(x.handler, eventual.StepHandler{Check: x.checkStep, Run: x.step}); err != nil {
 			return nil, fmt.Errorf("indexentity: %w", err)
 		}
 	}

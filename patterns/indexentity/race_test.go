@@ -208,7 +208,7 @@ func TestLateAndDuplicateStepsNeverGoBack(t *testing.T) {
 					r.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i] })
 					for _, o := range ops {
 						err := f.x.step(ctx, eventual.Operation{Source: &eventual.Ref{Table: f.table, PartitionKey: "Sales", RowKey: o.rk}, Version: o.version},
-							eventual.Custom(f.x.handler, o.data))
+							eventual.Custom(f.x.handler, f.table, store.Entity{}, o.data))
 						if err != nil {
 							t.Fatalf("round %d: %v", round, err)
 						}
