@@ -11,20 +11,20 @@
 //     conditional on the ETag it was read with (a concurrent change of the
 //     same list is retried after a jittered pause). Always exact; a list
 //     covers one partition.
-//
 //   - SeparatePartition: index entities in a table of their own, one
 //     partition per value, covering the whole table; the entity and the
 //     intent to change its lists commit together (patterns/eventual), and
 //     the engine's workers change the lists.
-//
 //   - InBlobs: one blob per value, covering the whole table, changed the
 //     same way under the blob's ETag.
 //
-//     staff, err := indexentity.New(st, "Employees", indexentity.Options{},
-//     indexentity.List("lastname", func(e *Employee) string { return e.LastName }))
-//     err = staff.Insert(ctx, &e)     // the entity and its list, one transaction
-//     err = staff.Update(ctx, &e)     // a new last name moves its id between lists
-//     for e, err := range staff.FindAll(ctx, "Sales", "lastname", "Jones") { ... }
+// In use:
+//
+//	staff, err := indexentity.New(st, "Employees", indexentity.Options{},
+//		indexentity.List("lastname", func(e *Employee) string { return e.LastName }))
+//	err = staff.Insert(ctx, &e) // the entity and its list, one transaction
+//	err = staff.Update(ctx, &e) // a new last name moves its id between lists
+//	for e, err := range staff.FindAll(ctx, "Sales", "lastname", "Jones") { ... }
 //
 // A list too long for one index entity (252 properties, 64 KiB a string,
 // 1 MiB an entity, counted as the service counts them) spreads over
