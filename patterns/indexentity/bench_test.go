@@ -18,11 +18,11 @@ import (
 )
 
 // BenchmarkLookup measures, in interleaved rounds, what the pattern is
-// for: finding the 40 Joneses among N employees of 4 departments by their
-// list (FindAll: the list, then 40 point reads, 8 at a time) against the
+// for: finding the M Joneses among N employees of 4 departments by their
+// list (FindAll: the list, then M point reads, 8 at a time) against the
 // query that finds them without one (a table scan with LastName eq
 // 'Jones'; for the SamePartition list, a partition scan of Sales with
-// the same condition, against the 10 Joneses of Sales). It also compares
+// the same condition, against the M/4 Joneses of Sales). It also compares
 // an insert through each placement (for InBlobs and SeparatePartition
 // the writer's side: the list change is the engine worker's) with a plain
 // Repository.Insert. Run it with
@@ -30,17 +30,21 @@ import (
 //	go test -run '^$' -bench Lookup -benchtime 1x ./patterns/indexentity/
 //	scripts/with-azurite.sh go test -run '^$' -bench Lookup -benchtime 1x ./patterns/indexentity/
 //
-// TABLEKIT_INDEXENTITY_N sets N (default 5,000).
+// TABLEKIT_INDEXENTITY_N sets N (default 5,000), TABLEKIT_INDEXENTITY_M
+// sets M (a multiple of 4, default 8).
 func BenchmarkLookup(b *testing.B) {
-	n := 5000
-	if v, err := strconv.Atoi(os.Getenv("TABLEKIT_INDEXENTITY_N")); err == nil && v > 40 {
+	n, m := 5000, 8
+	if v, err := strconv.Atoi(os.Getenv("TABLEKIT_INDEXENTITY_N")); err == nil && v > 0 {
 		n = v
 	}
-	b.Run("memstore", func(b *testing.B) { benchLookup(b, backendtest.Memstore(), n) })
-	b.Run("azurite", func(b *testing.B) { benchLookup(b, backendtest.Azurite(b), n) })
+	if v, err := strconv.Atoi(os.Getenv("TABLEKIT_INDEXENTITY_M")); err == nil && v > 0 && v%4 == 0 {
+		m = v
+	}
+	b.Run("memstore", func(b *testing.B) { benchLookup(b, backendtest.Memstore(), n, m) })
+	b.Run("azurite", func(b *testing.B) { benchLookup(b, backendtest.Azurite(b), n, m) })
 }
 
-func benchLookup(b *testing.B, be backendtest.Backend, n int) {
+func benchLookup(b *testing.B, be backendtest.Backend, n, m int) {
 	ctx := context.Background()
 	st := be.Store
 	sfx := fmt.Sprint(time.Now().UnixNano() % 1_000_000)
@@ -81,7 +85,7 @@ func benchLookup(b *testing.B, be backendtest.Backend, n int) {
 	// The other employees, written in bulk where a scan reads them: only
 	// the Joneses' list is read, so theirs need not exist.
 	var others []*Employee
-	for i := range n - 40 {
+	for i := range n {
 		others = append(others, &Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_%06d", i), FirstName: "F", LastName: fmt.Sprintf("Name%04d", i%997)})
 	}
 	for _, t := range []string{"Same", "Sep"} { // the tables the scans read
@@ -89,7 +93,7 @@ func benchLookup(b *testing.B, be backendtest.Backend, n int) {
 			b.Fatal(err)
 		}
 	}
-	for i := range 40 {
+	for i := range m {
 		for _, x := range []*indexentity.Table[Employee]{same, sep, blob} {
 			e := Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_j%05d", i), FirstName: "J", LastName: "Jones"}
 			if err := x.Insert(ctx, &e); err != nil {
@@ -117,23 +121,23 @@ func benchLookup(b *testing.B, be backendtest.Backend, n int) {
 	jones := mapper.Where[Employee]("LastName").Eq("Jones")
 	cfg := interleave.Config{Rounds: 12, Slice: 60 * time.Millisecond}
 	global, err := interleave.Measure(cfg,
-		interleave.Case{Name: "table scan, LastName eq 'Jones'", Op: func(int) error { return count(repo.Query(ctx, jones), 40) }},
-		interleave.Case{Name: "FindAll, SeparatePartition list", Op: func(int) error { return count(sep.FindAll(ctx, "", "lastname", "Jones"), 40) }},
-		interleave.Case{Name: "FindAll, InBlobs list", Op: func(int) error { return count(blob.FindAll(ctx, "", "lastname", "Jones"), 40) }},
+		interleave.Case{Name: "table scan, LastName eq 'Jones'", Op: func(int) error { return count(repo.Query(ctx, jones), m) }},
+		interleave.Case{Name: "FindAll, SeparatePartition list", Op: func(int) error { return count(sep.FindAll(ctx, "", "lastname", "Jones"), m) }},
+		interleave.Case{Name: "FindAll, InBlobs list", Op: func(int) error { return count(blob.FindAll(ctx, "", "lastname", "Jones"), m) }},
 	)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%s, %d employees, 40 Joneses:\n%s", be.Name, n, global.Table())
+	b.Logf("%s, %d employees and %d Joneses:\n%s", be.Name, n, m, global.Table())
 	sales := mapper.NewRepository[Employee](st, tables["Same"]).Partition("Sales")
 	part, err := interleave.Measure(cfg,
-		interleave.Case{Name: "partition scan of Sales, LastName eq 'Jones'", Op: func(int) error { return count(sales.Query(ctx, jones), 10) }},
-		interleave.Case{Name: "FindAll, SamePartition list of Sales", Op: func(int) error { return count(same.FindAll(ctx, "Sales", "lastname", "Jones"), 10) }},
+		interleave.Case{Name: "partition scan of Sales, LastName eq 'Jones'", Op: func(int) error { return count(sales.Query(ctx, jones), m/4) }},
+		interleave.Case{Name: "FindAll, SamePartition list of Sales", Op: func(int) error { return count(same.FindAll(ctx, "Sales", "lastname", "Jones"), m/4) }},
 	)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%s, %d employees in 4 departments, 10 Joneses in Sales:\n%s", be.Name, n, part.Table())
+	b.Logf("%s, %d employees and %d Joneses in 4 departments, %d in Sales:\n%s", be.Name, n, m, m/4, part.Table())
 
 	plain := mapper.NewRepository[Employee](st, tables["Plain"])
 	var seq atomic.Int64
