@@ -272,6 +272,9 @@ func TestCrashAtEveryStep(t *testing.T) {
 				if testing.Short() {
 					schedules = min(schedules, 20)
 				}
+				if raceDetector && e.clock != nil {
+					schedules = 100
+				}
 				var total crashCounts
 				for seed := range schedules {
 					c := runCrashSchedule(t, e, p, uint64(seed)+1, writes)

@@ -40,8 +40,8 @@ func randomKey(r *rand.Rand, max int) string {
 // that partition the segment's range.
 func TestPackKeepsEveryIDWithinTheLimits(t *testing.T) {
 	runs := 60
-	if testing.Short() {
-		runs = 20
+	if testing.Short() || raceDetector {
+		runs = 15
 	}
 	r := rand.New(rand.NewPCG(7, 11))
 	pieces, multi, byProps := 0, 0, 0

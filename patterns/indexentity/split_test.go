@@ -41,8 +41,11 @@ func TestListsSplitAcrossTheLimits(t *testing.T) {
 			}
 			t.Run(p.String()+"/"+tc.name, func(t *testing.T) {
 				eachBackend(t, func(t *testing.T, e env) {
-					if e.clock == nil && (!tc.azurite || (p == SeparatePartition && tc.name != "252 properties")) {
+					if e.clock == nil && (!tc.azurite || p != SamePartition) {
 						t.Skip("memstore covers this case; Azurite runs a few, within its time")
+					}
+					if raceDetector && p != SamePartition && tc.name == "1MiB entity" {
+						t.Skip("the race detector's run keeps one list past 1 MiB (SamePartition); the others run without it")
 					}
 					ctx := t.Context()
 					f := newFixture(t, e, p, Options{Layout: tc.layout, PageSize: 37, Concurrency: 5}, nil)
@@ -51,8 +54,9 @@ func TestListsSplitAcrossTheLimits(t *testing.T) {
 						n = 280 // lines carry the long department too
 					}
 					if e.clock == nil && tc.name == "64KiB property" {
-						// Azurite refuses keys past 512 characters.
-						n, id = 2*n, func(n int) string { return idOf(n) + long[:490] }
+						// Azurite refuses keys past 512 characters: more,
+						// shorter ids.
+						n, id = 150, func(n int) string { return idOf(n) + long[:490] }
 					}
 					var want []string
 					for i := range n {
@@ -83,7 +87,7 @@ func TestListsSplitAcrossTheLimits(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("lookup read %d entities, want %d in key order", len(got), len(want))
 					}
-					if n > 300 || (e.clock == nil && p != SamePartition) {
+					if n > 300 {
 						return // the smaller lists prove the shrinking
 					}
 					// Two of three leave: the list shrinks, emptied index
