@@ -34,8 +34,12 @@ func (c *countStore) take() int {
 	return n
 }
 
-func (c *countStore) Table(name string) store.Table { return &countTable{Table: c.Store.Table(name), c: c} }
-func (c *countStore) Queue(name string) store.Queue { return &countQueue{Queue: c.Store.Queue(name), c: c} }
+func (c *countStore) Table(name string) store.Table {
+	return &countTable{Table: c.Store.Table(name), c: c}
+}
+func (c *countStore) Queue(name string) store.Queue {
+	return &countQueue{Queue: c.Store.Queue(name), c: c}
+}
 func (c *countStore) Container(name string) store.Container {
 	return &countContainer{Container: c.Store.Container(name), c: c}
 }
@@ -122,7 +126,7 @@ func (k *countContainer) DeleteBlob(ctx context.Context, n string, im store.ETag
 func TestRequestsPerWrite(t *testing.T) {
 	type cost struct{ writer, worker int }
 	want := map[Placement]map[string]cost{
-		SamePartition:     {"insert": {2, 0}, "move": {4, 0}, "unlisted change": {2, 0}, "delete": {3, 0}},
+		SamePartition: {"insert": {2, 0}, "move": {4, 0}, "unlisted change": {2, 0}, "delete": {3, 0}},
 		// The worker's count includes its receive (a receive takes up to
 		// 32 messages); an unlisted change queues nothing, and the worker
 		// only looks.
