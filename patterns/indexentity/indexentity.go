@@ -70,7 +70,9 @@ type Options struct {
 	// Attempts bounds the tries of a write that meets a concurrent writer
 	// of the same index entity (or, for InBlobs and SeparatePartition, of
 	// the same entity partition), default 16; then it fails with an error
-	// matching ErrContention, nothing applied.
+	// matching ErrContention, nothing applied. It also bounds a list
+	// step's tries within one run of the engine's worker, which runs the
+	// step again later when they run out.
 	Attempts int
 	// Backoff is the first pause between tries, doubling up to MaxBackoff,
 	// each drawn at random from its upper half (defaults 10 ms and 1 s).
