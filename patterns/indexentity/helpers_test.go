@@ -1,0 +1,513 @@
+package indexentity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// Employee is the guide's example entity: employees of a department, by
+// id, listed by last name.
+type Employee struct {
+	Dept  string     `table:",pk"`
+	ID    string     `table:",rk"`
+	First string     `table:",omitempty"`
+	Last  string     `table:",omitempty"`
+	ETag  store.ETag `table:",etag"`
+}
+
+func (Employee) TableKind() mapper.Kind { return mapper.Kind{Prefix: "emp_"} }
+
+func lastName(e *Employee) string { return e.Last }
+
+// placements are the three options, in the guide's order.
+var placements = []Placement{InBlobs, SamePartition, SeparatePartition}
+
+// clock is a fake clock for memstore and the engine, moved by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// env is one backend with a clock: memstore's is fake, Azurite's the wall
+// clock (waiting is then real).
+type env struct {
+	b     backendtest.Backend
+	clock *clock // nil on Azurite
+	names string // unique suffix for queue and container names
+}
+
+var envSeq atomic.Int64
+
+// eachBackend runs body on memstore (with a fake clock, and opts) and on
+// Azurite.
+func eachBackend(t *testing.T, body func(t *testing.T, e env), opts ...memstore.Option) {
+	t.Run("memstore", func(t *testing.T) {
+		c := newClock()
+		body(t, env{b: backendtest.Memstore(append([]memstore.Option{memstore.WithClock(c.Now)}, opts...)...), clock: c, names: fmt.Sprint(envSeq.Add(1))})
+	})
+	t.Run("azurite", func(t *testing.T) {
+		body(t, env{b: backendtest.Azurite(t), names: fmt.Sprintf("%d%d", time.Now().UnixNano()%1_000_000, envSeq.Add(1))})
+	})
+}
+
+// pass lets d go by: on the fake clock at once, on Azurite for real.
+func (e env) pass(d time.Duration) {
+	if e.clock != nil {
+		e.clock.Advance(d)
+		return
+	}
+	time.Sleep(d)
+}
+
+var seeds atomic.Uint64
+
+// seeded is a concurrency-safe seeded random source.
+func seeded(seed uint64) func() uint64 {
+	var mu sync.Mutex
+	r := rand.New(rand.NewPCG(seed, seed^0x1e))
+	return func() uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return r.Uint64()
+	}
+}
+
+// fixture is a Table of Employee with one placement on fresh tables, its
+// engine, and the names a check needs.
+type fixture struct {
+	e         env
+	st        store.Store // what the Table writes through (maybe wrapped)
+	place     Placement
+	table     string
+	index     string // SeparatePartition
+	container string // InBlobs
+	eo        eventual.Options
+	eng       *eventual.Engine
+	x         *Table[Employee]
+	opts      Options
+	tolerate  bool // drain goes on through failed requests (injected faults)
+}
+
+// newFixture makes the tables, queues and container of a placement, and
+// the Table over st (e.b.Store when nil).
+func newFixture(t *testing.T, e env, p Placement, opts Options, st store.Store) *fixture {
+	t.Helper()
+	if st == nil {
+		st = e.b.Store
+	}
+	f := &fixture{e: e, st: st, place: p, table: e.b.NewTable(t, "emp"), opts: opts}
+	f.opts.Placement = p
+	if f.opts.Random == nil {
+		f.opts.Random = seeded(seeds.Add(1))
+	}
+	if f.opts.Backoff == 0 {
+		f.opts.Backoff, f.opts.MaxBackoff = time.Millisecond, 20*time.Millisecond
+	}
+	if p != SamePartition {
+		n := fmt.Sprint(envSeq.Add(1))
+		f.eo = eventual.Options{Queue: "ie" + e.names + "x" + n, Concurrency: 4, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond, Visibility: 2 * time.Second}
+		if e.clock != nil {
+			f.eo.Now = e.clock.Now
+			f.eo.Visibility = 30 * time.Second
+			f.eo.Sleep = func(context.Context, time.Duration) error { return nil }
+		}
+		eng, err := eventual.New(st, f.eo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Setup(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			for _, q := range []string{f.eo.Queue, f.eo.Queue + "-poison"} {
+				_ = e.b.Store.Queue(q).Delete(context.Background())
+			}
+		})
+		f.eng = eng
+		f.opts.Engine = eng
+	}
+	switch p {
+	case SeparatePartition:
+		f.index = e.b.NewTable(t, "lists")
+		f.opts.IndexTable = f.index
+	case InBlobs:
+		f.container = "lists" + e.names + "x" + fmt.Sprint(envSeq.Add(1))
+		if err := e.b.Store.Container(f.container).Create(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.b.Store.Container(f.container).Delete(context.Background()) })
+		f.opts.Container = f.container
+	}
+	f.x = f.open(t, st)
+	return f
+}
+
+// open builds a fresh Table (and engine) over st, as a restarted process
+// does.
+func (f *fixture) open(t *testing.T, st store.Store) *Table[Employee] {
+	t.Helper()
+	o := f.opts
+	if f.place != SamePartition {
+		eng, err := eventual.New(st, f.eo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.eng, o.Engine = eng, eng
+	}
+	x, err := New(st, f.table, o, List("lastname", lastName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.x = x
+	return x
+}
+
+// scope is the PartitionKey a lookup of dept passes.
+func (f *fixture) scope(dept string) string {
+	if f.place == SamePartition {
+		return dept
+	}
+	return ""
+}
+
+// drain runs the engine until its queue is empty and the entity table's
+// outbox is empty, sweeping in between: the lists then hold every write.
+func (f *fixture) drain(t *testing.T) {
+	t.Helper()
+	if f.place == SamePartition {
+		return
+	}
+	ctx := context.Background()
+	ob, err := partition.NewOutbox(f.e.b.Store.Table(f.table), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 60; round++ {
+		for {
+			n, err := f.eng.ProcessOnce(ctx)
+			if err != nil && !f.tolerate {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+		left := 0
+		for _, err := range ob.Scan(ctx, partition.ScanOptions{}) {
+			if err != nil {
+				if f.tolerate {
+					left++
+					break
+				}
+				t.Fatal(err)
+			}
+			left++
+		}
+		visible, err := f.e.b.Store.Queue(f.eo.Queue).Peek(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 && len(visible) == 0 {
+			return
+		}
+		f.e.pass(f.eo.Visibility + time.Second)
+		if f.e.clock != nil {
+			f.e.pass(2*f.eo.Visibility + time.Minute)
+		}
+		if _, err := f.eng.Sweep(ctx, f.table); err != nil && !f.tolerate {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("the engine did not quiesce in 60 rounds")
+}
+
+// counts are what a full check found.
+type counts struct {
+	entities, listed, lists   int
+	lost, duplicated, stale   int
+	segments, maxSegmentBytes int
+}
+
+func (c counts) String() string {
+	return fmt.Sprintf("entities %d, listed %d in %d lists (%d index entities or blobs): lost %d, duplicated %d, stale %d",
+		c.entities, c.listed, c.lists, c.segments, c.lost, c.duplicated, c.stale)
+}
+
+// listID names one list in a check: its value and, for SamePartition,
+// its partition.
+type listID struct{ pk, value string }
+
+// check compares every list with a full scan of the entities: each
+// listed entity is in the list of its value exactly once (lost,
+// duplicated), and no list names an entity that is gone or holds another
+// value (stale). It reads the stored rows and blobs itself.
+func (f *fixture) check(t *testing.T) counts {
+	t.Helper()
+	ctx := context.Background()
+	st := f.e.b.Store
+	var c counts
+	want := map[listID]map[Key]bool{}
+	holds := map[Key]string{}
+	for v, err := range mapper.NewRepository[Employee](st, f.table).Query(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.entities++
+		k := Key{PartitionKey: v.Dept, RowKey: v.ID}
+		holds[k] = v.Last
+		if v.Last == "" {
+			continue
+		}
+		id := listID{value: v.Last}
+		if f.place == SamePartition {
+			id.pk = v.Dept
+		}
+		if want[id] == nil {
+			want[id] = map[Key]bool{}
+		}
+		want[id][k] = true
+	}
+	got := map[listID][]entry{}
+	switch f.place {
+	case SamePartition, SeparatePartition:
+		tbl := st.Table(f.table)
+		prefix, _ := keys.PrefixOf("lastname")
+		cond := filter.RK.InRange(prefix)
+		if f.place == SeparatePartition {
+			tbl = st.Table(f.index)
+			cond = filter.PK.InRange(prefix)
+		}
+		for e, err := range store.All(ctx, tbl, store.Query{Filter: cond.String()}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := e.RowKey
+			if f.place == SeparatePartition {
+				key = e.PartitionKey
+			}
+			parts, err := keys.Split(key)
+			if err != nil || len(parts) < 2 {
+				t.Fatalf("index entity (%q, %q): %v", e.PartitionKey, e.RowKey, err)
+			}
+			entries, err := decodeEntity(e, f.place == SeparatePartition)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.ValidateEntity(&e); err != nil {
+				t.Fatalf("index entity over the service's limits: %v", err)
+			}
+			c.segments++
+			c.maxSegmentBytes = max(c.maxSegmentBytes, store.EntitySize(&e))
+			id := listID{value: parts[1]}
+			if f.place == SamePartition {
+				id.pk = e.PartitionKey
+			}
+			got[id] = append(got[id], entries...)
+		}
+	case InBlobs:
+		cont := st.Container(f.container)
+		marker := ""
+		for {
+			page, err := cont.List(ctx, store.BlobListOptions{Prefix: "lastname/", Marker: marker})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range page.Blobs {
+				data, _, err := cont.Get(ctx, b.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries, err := decodeText(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v, err := keys.Unescape(strings.TrimPrefix(b.Name, "lastname/"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.segments++
+				c.maxSegmentBytes = max(c.maxSegmentBytes, len(data))
+				got[listID{value: v}] = append(got[listID{value: v}], entries...)
+			}
+			if page.NextMarker == "" {
+				break
+			}
+			marker = page.NextMarker
+		}
+	}
+	seen := map[Key]int{}
+	for id, entries := range got {
+		if len(entries) > 0 {
+			c.lists++
+		}
+		for _, en := range entries {
+			c.listed++
+			seen[en.Key]++
+			if seen[en.Key] == 2 {
+				c.duplicated++
+				t.Errorf("%v is listed twice (now in %q)", en.Key, id.value)
+			}
+			if v, ok := holds[en.Key]; !ok || v != id.value || !want[id][en.Key] {
+				c.stale++
+				t.Errorf("list %q (partition %q) names %v, which holds %q (exists %v)", id.value, id.pk, en.Key, v, ok)
+			}
+		}
+	}
+	for id, ks := range want {
+		for k := range ks {
+			if !slices.ContainsFunc(got[id], func(e entry) bool { return e.Key == k }) {
+				c.lost++
+				t.Errorf("%v holds %q but its list does not name it", k, id.value)
+			}
+		}
+	}
+	return c
+}
+
+// idOf is the RowKey of employee n.
+func idOf(n int) string { return fmt.Sprintf("emp_%06d", n) }
+
+// must fails the test on a non-nil error.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// collect drains a lookup.
+func collect(t *testing.T, seq func(func(Employee, error) bool)) []Employee {
+	t.Helper()
+	var out []Employee
+	for v, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func idsOf(vs []Employee) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Dept + "/" + v.ID
+	}
+	return out
+}
+
+// raceStore wraps a store: every write first waits a random moment (so
+// that goroutines on memstore interleave as they do over a network), and
+// the writes the service refuses because a row or blob changed since it
+// was read (412, or 409 for an insert) are counted: the races the test
+// provoked.
+type raceStore struct {
+	store.Store
+	races  atomic.Int64
+	random func() uint64
+}
+
+func newRaceStore(st store.Store) *raceStore {
+	return &raceStore{Store: st, random: seeded(seeds.Add(1))}
+}
+
+func (s *raceStore) wait() {
+	time.Sleep(time.Duration(s.random()%200) * time.Microsecond)
+}
+
+func (s *raceStore) note(err error) {
+	if errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrAlreadyExists) {
+		s.races.Add(1)
+	}
+}
+
+func (s *raceStore) Table(name string) store.Table {
+	return &raceTable{Table: s.Store.Table(name), s: s}
+}
+
+func (s *raceStore) Container(name string) store.Container {
+	return &raceContainer{Container: s.Store.Container(name), s: s}
+}
+
+type raceTable struct {
+	store.Table
+	s *raceStore
+}
+
+func (t *raceTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
+	t.s.wait()
+	tag, err := t.Table.Insert(ctx, e)
+	t.s.note(err)
+	return tag, err
+}
+
+func (t *raceTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
+	t.s.wait()
+	tag, err := t.Table.Update(ctx, e, m, im)
+	t.s.note(err)
+	return tag, err
+}
+
+func (t *raceTable) Delete(ctx context.Context, pk, rk string, im store.ETag) error {
+	t.s.wait()
+	err := t.Table.Delete(ctx, pk, rk, im)
+	t.s.note(err)
+	return err
+}
+
+func (t *raceTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
+	t.s.wait()
+	r, err := t.Table.Transact(ctx, a)
+	t.s.note(err)
+	return r, err
+}
+
+type raceContainer struct {
+	store.Container
+	s *raceStore
+}
+
+func (c *raceContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (store.BlobProps, error) {
+	c.s.wait()
+	p, err := c.Container.Put(ctx, n, d, o)
+	c.s.note(err)
+	return p, err
+}
+
+func (c *raceContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) error {
+	c.s.wait()
+	err := c.Container.DeleteBlob(ctx, n, im)
+	c.s.note(err)
+	return err
+}
