@@ -169,30 +169,16 @@ func ValidateValue(name string, v any) error {
 	case nil, bool, int32, int64, float64, GUID:
 		return nil
 	case string:
-		if !utf8.ValidString(x) {
-			return invalid("property %q: string value is not valid UTF-8", name)
-		}
-		if n := utf16Len(x); n > MaxStringUnits {
-			return refuse(CodePropertyValueTooLarge, 400,
-				"property %q: string of %d UTF-16 code units exceeds the limit of %d", name, n, MaxStringUnits)
-		}
+		_, err := checkString(name, x)
+		return err
 	case []byte:
-		if len(x) > MaxBinaryBytes {
-			return refuse(CodePropertyValueTooLarge, 400,
-				"property %q: binary value of %d bytes exceeds the limit of %d", name, len(x), MaxBinaryBytes)
-		}
+		return checkBinary(name, len(x))
 	case time.Time:
-		u := x.UTC()
-		if u.Before(MinTime) || u.After(MaxTime) {
-			return refuse(CodeOutOfRangeInput, 400,
-				"property %q: DateTime %s is outside the range %s to %s", name,
-				u.Format(time.RFC3339Nano), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339Nano))
-		}
+		return checkTime(name, x)
 	default:
 		return refuse(CodeInvalidValueType, 400,
 			"property %q: unsupported Go type %T (use string, []byte, bool, int32, int64, float64, time.Time or store.GUID)", name, v)
 	}
-	return nil
 }
 
 // valueSize is a value's size in the service's entity size formula.
@@ -458,6 +444,11 @@ func ActionWireSize(a *Action) int {
 	if a.Kind == ActionDelete {
 		return n
 	}
+	if a.Source != nil {
+		if w, err := WriteSource(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, true, nil); err == nil {
+			return n + w
+		}
+	}
 	return n + EstimateWireSize(&a.Entity)
 }
 
@@ -499,6 +490,13 @@ func checkAction(a *Action) (wire int, err error) {
 			return 0, err
 		}
 		if err := validateKey("RowKey", a.Entity.RowKey, true); err != nil {
+			return 0, err
+		}
+	} else if a.Source != nil {
+		if a.Entity.Properties != nil {
+			return 0, invalid("entity (%s, %s): an action has both Source and Entity.Properties: set one", quoteTrunc(a.Entity.PartitionKey), quoteTrunc(a.Entity.RowKey))
+		}
+		if wire, err = WriteSource(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, true, nil); err != nil {
 			return 0, err
 		}
 	} else if wire, err = checkEntity(&a.Entity, true); err != nil {

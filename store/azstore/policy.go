@@ -73,6 +73,9 @@ func withEmptyPK(ctx context.Context) context.Context {
 type tablePolicy struct{}
 
 func (p tablePolicy) Do(req *policy.Request) (*http.Response, error) {
+	if rc, ok := req.Raw().Context().Value(ctxRawCall).(*rawCall); ok {
+		return p.raw(req, rc)
+	}
 	if qb, ok := req.Raw().Context().Value(ctxQueryBody).(*queryBody); ok {
 		return p.takeQueryBody(req, qb)
 	}

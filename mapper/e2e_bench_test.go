@@ -1,0 +1,189 @@
+package mapper
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+
+	"github.com/tablekit/tablekit/internal/azuritetest"
+	"github.com/tablekit/tablekit/internal/interleave"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore"
+)
+
+// End-to-end benchmarks of the paths users call, against Azurite, each
+// case interleaved with its baselines (internal/interleave). Run them with
+//
+//	scripts/with-azurite.sh go test -run '^$' -bench 'E2E' -benchtime 1x ./mapper/
+//
+// The baselines are the two programs an aztables user writes for the same
+// struct: bodies from json.Marshal of an aztables.EDMEntity (the
+// correctly typed path), and from json.Marshal of the struct itself (no
+// annotations: Int64, DateTime and Binary land as strings). Reads decode
+// aztables' answer with json.Unmarshal into an EDMEntity and copy its
+// properties to the struct, or straight into the struct.
+
+// e2eClients returns a table on Azurite through azstore and through a
+// plain aztables client, as a user would build it from the connection
+// string.
+func e2eClients(b *testing.B, prefix string) (*Repository[benchEmployee], *aztables.Client) {
+	b.Helper()
+	conn := azuritetest.Conn(b)
+	st, err := azstore.NewFromConnectionString(conn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+	if err := st.CreateTable(b.Context(), name); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.DeleteTable(context.Background(), name) })
+	svc, err := aztables.NewServiceClientFromConnectionString(conn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return NewRepository[benchEmployee](st, name), svc.NewClient(name)
+}
+
+// e2eValue is benchValue with keys of operation i.
+func e2eValue(prefix string, i int) benchEmployee {
+	v := benchValue()
+	v.Dept = fmt.Sprintf("d%02d", i%8)
+	v.ID = fmt.Sprintf("%s%08d", prefix, i)
+	return v
+}
+
+// edmOf is the aztables EDMEntity of v, typed as the service stores it.
+func edmOf(v *benchEmployee) aztables.EDMEntity {
+	return aztables.EDMEntity{
+		Entity: aztables.Entity{PartitionKey: v.Dept, RowKey: v.ID},
+		Properties: map[string]any{
+			"Name": v.Name, "Email": v.Email, "Age": v.Age, "Salary": aztables.EDMInt64(v.Salary),
+			"Rating": v.Rating, "Active": v.Active, "Hired": aztables.EDMDateTime(v.Hired),
+			"Photo": aztables.EDMBinary(v.Photo),
+		},
+	}
+}
+
+// fromEDM copies an EDMEntity's properties to the struct, as an aztables
+// user must.
+func fromEDM(e *aztables.EDMEntity, v *benchEmployee) error {
+	*v = benchEmployee{Dept: e.PartitionKey, ID: e.RowKey}
+	var ok [8]bool
+	v.Name, ok[0] = e.Properties["Name"].(string)
+	v.Email, ok[1] = e.Properties["Email"].(string)
+	v.Age, ok[2] = e.Properties["Age"].(int32)
+	var sal aztables.EDMInt64
+	sal, ok[3] = e.Properties["Salary"].(aztables.EDMInt64)
+	v.Salary = int64(sal)
+	v.Rating, ok[4] = e.Properties["Rating"].(float64)
+	v.Active, ok[5] = e.Properties["Active"].(bool)
+	var hired aztables.EDMDateTime
+	hired, ok[6] = e.Properties["Hired"].(aztables.EDMDateTime)
+	v.Hired = time.Time(hired)
+	var photo aztables.EDMBinary
+	photo, ok[7] = e.Properties["Photo"].(aztables.EDMBinary)
+	v.Photo = photo
+	for i, o := range ok {
+		if !o {
+			return fmt.Errorf("property %d of %s has another type: %v", i, v.ID, e.Properties)
+		}
+	}
+	return nil
+}
+
+func e2eReport(b *testing.B, rep interleave.Report) {
+	b.Helper()
+	b.Logf("\n%s", rep.Table())
+	rep.Metrics(b.ReportMetric)
+}
+
+// BenchmarkE2EInsert compares Repository.Insert with the aztables
+// programs that insert the same struct.
+func BenchmarkE2EInsert(b *testing.B) {
+	repo, c := e2eClients(b, "e2eins")
+	ctx := b.Context()
+	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond},
+		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
+			v := e2eValue("a", i)
+			body, err := json.Marshal(edmOf(&v))
+			if err != nil {
+				return err
+			}
+			_, err = c.AddEntity(ctx, body, nil)
+			return err
+		}},
+		interleave.Case{Name: "aztables+json.Marshal", Op: func(i int) error {
+			v := e2eValue("j", i)
+			body, err := json.Marshal(&v)
+			if err != nil {
+				return err
+			}
+			_, err = c.AddEntity(ctx, body, nil)
+			return err
+		}},
+		interleave.Case{Name: "Repository.Insert", Op: func(i int) error {
+			v := e2eValue("r", i)
+			return repo.Insert(ctx, &v)
+		}},
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}
+
+// BenchmarkE2EGet compares Repository.Get with aztables' GetEntity
+// decoded into the struct.
+func BenchmarkE2EGet(b *testing.B) {
+	repo, c := e2eClients(b, "e2eget")
+	ctx := b.Context()
+	const n = 200
+	for i := range n {
+		v := e2eValue("g", i)
+		if err := repo.Insert(ctx, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	key := func(i int) (string, string) { v := e2eValue("g", i%n); return v.Dept, v.ID }
+	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond},
+		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
+			pk, rk := key(i)
+			resp, err := c.GetEntity(ctx, pk, rk, nil)
+			if err != nil {
+				return err
+			}
+			var e aztables.EDMEntity
+			if err := json.Unmarshal(resp.Value, &e); err != nil {
+				return err
+			}
+			var v benchEmployee
+			return fromEDM(&e, &v)
+		}},
+		interleave.Case{Name: "aztables+json.Unmarshal", Op: func(i int) error {
+			pk, rk := key(i)
+			resp, err := c.GetEntity(ctx, pk, rk, &aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
+			if err != nil {
+				return err
+			}
+			var v benchEmployee
+			return json.Unmarshal(resp.Value, &v)
+		}},
+		interleave.Case{Name: "Repository.Get", Op: func(i int) error {
+			pk, rk := key(i)
+			_, err := repo.Get(ctx, pk, rk)
+			return err
+		}},
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}
+
+var _ = store.ETagAny
