@@ -99,7 +99,7 @@ func fromEDM(e *aztables.EDMEntity, v *benchEmployee) error {
 
 func e2eReport(b *testing.B, rep interleave.Report) {
 	b.Helper()
-	b.Logf("\n%s", rep.Table())
+	fmt.Printf("%s\n%s\n", b.Name(), rep.Table())
 	rep.Metrics(b.ReportMetric)
 }
 
@@ -108,7 +108,7 @@ func e2eReport(b *testing.B, rep interleave.Report) {
 func BenchmarkE2EInsert(b *testing.B) {
 	repo, c := e2eClients(b, "e2eins")
 	ctx := b.Context()
-	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
 			v := e2eValue("a", i)
 			body, err := json.Marshal(edmOf(&v))
@@ -151,7 +151,7 @@ func BenchmarkE2EGet(b *testing.B) {
 		}
 	}
 	key := func(i int) (string, string) { v := e2eValue("g", i%n); return v.Dept, v.ID }
-	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
 			pk, rk := key(i)
 			resp, err := c.GetEntity(ctx, pk, rk, nil)
@@ -186,4 +186,83 @@ func BenchmarkE2EGet(b *testing.B) {
 	e2eReport(b, rep)
 }
 
-var _ = store.ETagAny
+
+// BenchmarkE2EBulkOnePartition inserts 5,000 values into one partition
+// per operation: Repository.BulkWrite against the two aztables programs a
+// careful user writes (bodies from json.Marshal of EDMEntity, batches of
+// 100): one that sends the batches one after another (ordered), and one
+// that keeps 8 in flight (unordered). Figures are per entity.
+func BenchmarkE2EBulkOnePartition(b *testing.B) {
+	repo, c := e2eClients(b, "e2ebulk")
+	ctx := b.Context()
+	const n = 5000
+	values := func(prefix string, op int) []*benchEmployee {
+		out := make([]*benchEmployee, n)
+		for i := range out {
+			v := e2eValue(fmt.Sprintf("%s%04d-", prefix, op), i)
+			v.Dept = prefix // one partition per case
+			out[i] = &v
+		}
+		return out
+	}
+	batches := func(vs []*benchEmployee) ([][]aztables.TransactionAction, error) {
+		var out [][]aztables.TransactionAction
+		for len(vs) > 0 {
+			k := min(100, len(vs))
+			acts := make([]aztables.TransactionAction, k)
+			for i, v := range vs[:k] {
+				body, err := json.Marshal(edmOf(v))
+				if err != nil {
+					return nil, err
+				}
+				acts[i] = aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body}
+			}
+			out = append(out, acts)
+			vs = vs[k:]
+		}
+		return out, nil
+	}
+	ordered := interleave.Case{Name: "aztables-ordered", Ops: n, Op: func(op int) error {
+		bs, err := batches(values("o", op))
+		if err != nil {
+			return err
+		}
+		for _, acts := range bs {
+			if _, err := c.SubmitTransaction(ctx, acts, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	unordered := interleave.Case{Name: "aztables-unordered", Ops: n, Op: func(op int) error {
+		bs, err := batches(values("u", op))
+		if err != nil {
+			return err
+		}
+		sem := make(chan struct{}, 8)
+		errs := make(chan error, len(bs))
+		for _, acts := range bs {
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				_, err := c.SubmitTransaction(ctx, acts, nil)
+				errs <- err
+			}()
+		}
+		for range bs {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	bulk := interleave.Case{Name: "Repository.BulkWrite", Ops: n, Op: func(op int) error {
+		_, err := repo.BulkWrite(ctx, store.ActionInsert, values("b", op), store.BulkOptions{})
+		return err
+	}}
+	rep, err := interleave.Measure(interleave.Config{Rounds: 5, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true}, ordered, unordered, bulk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}

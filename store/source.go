@@ -234,9 +234,11 @@ func (b *EntityBuilder) SetGUID(name string, v GUID) error { return b.set(name, 
 // enforces on an Entity: the keys, each value's type limits, at most
 // MaxCustomProperties properties and MaxEntitySize bytes by the service's
 // formula, and the ascending order that keeps each name once. inBatch
-// selects the codes the service uses inside a transaction. It returns the
-// estimated wire size of the entity (see EstimateWireSize). Backends write
-// every PropertySource through it, so no rule is skipped on the typed path.
+// selects the codes the service uses inside a transaction. With a nil w
+// (a check only) it returns the estimated wire size of the entity (see
+// EstimateWireSize); a writer knows the real size, and wire is then 0.
+// Backends write every PropertySource through it, so no rule is skipped on
+// the typed path.
 func WriteSource(pk, rk string, src PropertySource, inBatch bool, w PropertyWriter) (wire int, err error) {
 	if err := validateKey("PartitionKey", pk, inBatch); err != nil {
 		return 0, err
@@ -245,9 +247,10 @@ func WriteSource(pk, rk string, src PropertySource, inBatch bool, w PropertyWrit
 		return 0, err
 	}
 	c := checkers.Get().(*checker)
-	*c = checker{w: w, pk: pk, rk: rk,
-		size: 4 + 2*(utf16Len(pk)+utf16Len(rk)),
-		wire: 64 + jsonStringLen(pk) + jsonStringLen(rk)}
+	*c = checker{w: w, pk: pk, rk: rk, size: 4 + 2*(utf16Len(pk)+utf16Len(rk))}
+	if w == nil {
+		c.wire = 64 + jsonStringLen(pk) + jsonStringLen(rk)
+	}
 	err = src.WriteProperties(c)
 	if err == nil {
 		err = c.err
@@ -291,7 +294,9 @@ func (c *checker) name(n PropertyName, extra, wire int) error {
 	c.last = n.s
 	c.count++
 	c.size += 8 + 2*n.units + extra
-	c.wire += n.json + 2 + wire
+	if c.w == nil {
+		c.wire += n.json + 2 + wire
+	}
 	return nil
 }
 
@@ -325,13 +330,13 @@ func (c *checker) String(n PropertyName, v string) error {
 	if err != nil {
 		return c.value(err)
 	}
-	if err := c.name(n, 2*units+4, jsonStringLen(v)); err != nil {
-		return err
+	if c.w != nil {
+		if err := c.name(n, 2*units+4, 0); err != nil {
+			return err
+		}
+		return c.w.String(n, v)
 	}
-	if c.w == nil {
-		return nil
-	}
-	return c.w.String(n, v)
+	return c.name(n, 2*units+4, jsonStringLen(v))
 }
 
 func (c *checker) Binary(n PropertyName, v []byte) error {

@@ -52,6 +52,13 @@ type Config struct {
 	// Warmup is how long each case runs before the rounds (JIT-warm
 	// servers, connection pools, caches); 0 means one slice.
 	Warmup time.Duration
+	// CollectGarbage makes each slice start from a collected heap (a
+	// runtime.GC before it, not measured) and end with a collection that
+	// is measured, so each case pays for collecting its own garbage and
+	// not for what the case before it left. Without it, a case that
+	// allocates little is charged for the background collection of a
+	// baseline that allocates much.
+	CollectGarbage bool
 }
 
 // Stats summarizes one figure over the rounds.
@@ -128,6 +135,9 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 		for _, i := range order {
 			c := &all[i]
 			var m0, m1 runtime.MemStats
+			if cfg.CollectGarbage {
+				runtime.GC()
+			}
 			runtime.ReadMemStats(&m0)
 			cpu0 := cpuTime()
 			t0 := time.Now()
@@ -136,6 +146,9 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 					return Report{}, fmt.Errorf("interleave: %s: %w", c.Name, err)
 				}
 				next[i]++
+			}
+			if cfg.CollectGarbage {
+				runtime.GC()
 			}
 			wall := time.Since(t0)
 			cpu := cpuTime() - cpu0

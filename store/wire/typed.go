@@ -1,7 +1,10 @@
 package wire
 
 import (
+	"encoding/base64"
 	"errors"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tablekit/tablekit/store"
@@ -15,64 +18,97 @@ type BodyWriter struct {
 	Buf []byte
 }
 
+// name appends ,"name": for a checked name, which needs no escaping
+// (letters, digits and '_' only).
+func (w *BodyWriter) name(n store.PropertyName) {
+	w.Buf = append(w.Buf, ',', '"')
+	w.Buf = append(w.Buf, n.String()...)
+	w.Buf = append(w.Buf, '"', ':')
+}
+
+// annotated appends ,"name@odata.type":"typ","name":
+func (w *BodyWriter) annotated(n store.PropertyName, typ string) {
+	w.Buf = append(w.Buf, ',', '"')
+	w.Buf = append(w.Buf, n.String()...)
+	w.Buf = append(w.Buf, `@odata.type":"`...)
+	w.Buf = append(w.Buf, typ...)
+	w.Buf = append(w.Buf, '"')
+	w.name(n)
+}
+
 // String implements store.PropertyWriter.
 func (w *BodyWriter) String(n store.PropertyName, v string) error {
-	w.Buf = AppendStringProp(w.Buf, n.String(), v)
+	w.name(n)
+	w.Buf = AppendString(w.Buf, v)
 	return nil
 }
 
 // Binary implements store.PropertyWriter.
 func (w *BodyWriter) Binary(n store.PropertyName, v []byte) error {
-	w.Buf = AppendBinaryProp(w.Buf, n.String(), v)
+	w.annotated(n, string(store.EdmBinary))
+	w.Buf = append(base64.StdEncoding.AppendEncode(append(w.Buf, '"'), v), '"')
 	return nil
 }
 
 // Bool implements store.PropertyWriter.
 func (w *BodyWriter) Bool(n store.PropertyName, v bool) error {
-	w.Buf = AppendBoolProp(w.Buf, n.String(), v)
+	w.name(n)
+	w.Buf = strconv.AppendBool(w.Buf, v)
 	return nil
 }
 
 // Int32 implements store.PropertyWriter.
 func (w *BodyWriter) Int32(n store.PropertyName, v int32) error {
-	w.Buf = AppendInt32Prop(w.Buf, n.String(), v)
+	w.name(n)
+	w.Buf = strconv.AppendInt(w.Buf, int64(v), 10)
 	return nil
 }
 
 // Int64 implements store.PropertyWriter.
 func (w *BodyWriter) Int64(n store.PropertyName, v int64) error {
-	w.Buf = AppendInt64Prop(w.Buf, n.String(), v)
+	w.annotated(n, string(store.EdmInt64))
+	w.Buf = append(strconv.AppendInt(append(w.Buf, '"'), v, 10), '"')
 	return nil
 }
 
 // Double implements store.PropertyWriter.
 func (w *BodyWriter) Double(n store.PropertyName, v float64) error {
-	w.Buf = AppendDoubleProp(w.Buf, n.String(), v)
+	w.annotated(n, string(store.EdmDouble))
+	w.Buf = AppendDouble(w.Buf, v)
 	return nil
 }
 
 // Time implements store.PropertyWriter.
 func (w *BodyWriter) Time(n store.PropertyName, v time.Time) error {
-	w.Buf = AppendTimeProp(w.Buf, n.String(), v)
+	w.annotated(n, string(store.EdmDateTime))
+	w.Buf = append(AppendTime(append(w.Buf, '"'), v), '"')
 	return nil
 }
 
 // GUID implements store.PropertyWriter.
 func (w *BodyWriter) GUID(n store.PropertyName, v store.GUID) error {
-	w.Buf = AppendGUIDProp(w.Buf, n.String(), v)
+	w.annotated(n, string(store.EdmGuid))
+	w.Buf = append(AppendGUID(append(w.Buf, '"'), v), '"')
 	return nil
 }
+
+var bodyWriters = sync.Pool{New: func() any { return new(BodyWriter) }}
 
 // AppendSource appends the entity with keys pk and rk whose properties src
 // writes, as AppendEntity appends an Entity, checking every rule on the
 // way (store.WriteSource; inBatch as there). It returns dst extended and
 // the entity's estimated wire size.
 func AppendSource(dst []byte, pk, rk string, src store.PropertySource, inBatch bool) ([]byte, error) {
-	w := BodyWriter{Buf: AppendEntityStart(dst, pk, rk)}
-	if _, err := store.WriteSource(pk, rk, src, inBatch, &w); err != nil {
+	w := bodyWriters.Get().(*BodyWriter)
+	w.Buf = AppendEntityStart(dst, pk, rk)
+	_, err := store.WriteSource(pk, rk, src, inBatch, w)
+	out := AppendEntityEnd(w.Buf)
+	w.Buf = nil
+	bodyWriters.Put(w)
+	if err != nil {
 		return dst, err
 	}
-	return AppendEntityEnd(w.Buf), nil
+	return out, nil
 }
 
 // ReadEntity reads one entity object (as DecodeEntity does) and hands its
