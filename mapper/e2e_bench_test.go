@@ -186,7 +186,6 @@ func BenchmarkE2EGet(b *testing.B) {
 	e2eReport(b, rep)
 }
 
-
 // BenchmarkE2EBulkOnePartition inserts 5,000 values into one partition
 // per operation: Repository.BulkWrite against the two aztables programs a
 // careful user writes (bodies from json.Marshal of EDMEntity, batches of
