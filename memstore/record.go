@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/wire"
 )
 
 // record is one stored entity in its packed form: a fixed header, the key
@@ -237,7 +238,9 @@ func (r record) timestamp() time.Time { return time.Unix(0, r.ts()).UTC() }
 func (r record) etag() store.ETag {
 	var buf, tsBuf [64]byte
 	b := append(buf[:0], `W/"datetime'`...)
-	ts := r.timestamp().AppendFormat(tsBuf[:0], "2006-01-02T15:04:05.0000000Z")
+	// wire.AppendTime writes the layout 2006-01-02T15:04:05.0000000Z
+	// several times faster than time.Time.AppendFormat.
+	ts := wire.AppendTime(tsBuf[:0], r.timestamp())
 	for _, c := range ts { // only ':' needs escaping in a timestamp
 		if c == ':' {
 			b = append(b, "%3A"...)
