@@ -1,9 +1,16 @@
 package mapper
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +114,7 @@ func e2eReport(b *testing.B, rep interleave.Report) {
 // programs that insert the same struct.
 func BenchmarkE2EInsert(b *testing.B) {
 	repo, c := e2eClients(b, "e2eins")
+	floor := newFloorClient(b, repo.Table().Name())
 	ctx := b.Context()
 	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
@@ -131,6 +139,15 @@ func BenchmarkE2EInsert(b *testing.B) {
 			v := e2eValue("r", i)
 			return repo.Insert(ctx, &v)
 		}},
+		interleave.Case{Name: "net/http-floor", Op: func(i int) error {
+			v := e2eValue("f", i)
+			body, err := AppendJSON(nil, &v)
+			if err != nil {
+				return err
+			}
+			_, err = floor.do(ctx, http.MethodPost, floor.table, body, http.StatusNoContent)
+			return err
+		}},
 	)
 	if err != nil {
 		b.Fatal(err)
@@ -142,6 +159,7 @@ func BenchmarkE2EInsert(b *testing.B) {
 // decoded into the struct.
 func BenchmarkE2EGet(b *testing.B) {
 	repo, c := e2eClients(b, "e2eget")
+	floor := newFloorClient(b, repo.Table().Name())
 	ctx := b.Context()
 	const n = 200
 	for i := range n {
@@ -177,6 +195,11 @@ func BenchmarkE2EGet(b *testing.B) {
 		interleave.Case{Name: "Repository.Get", Op: func(i int) error {
 			pk, rk := key(i)
 			_, err := repo.Get(ctx, pk, rk)
+			return err
+		}},
+		interleave.Case{Name: "net/http-floor", Op: func(i int) error {
+			pk, rk := key(i)
+			_, err := floor.do(ctx, http.MethodGet, floor.table+"(PartitionKey='"+pk+"',RowKey='"+rk+"')", nil, http.StatusOK)
 			return err
 		}},
 	)
@@ -260,6 +283,144 @@ func BenchmarkE2EBulkOnePartition(b *testing.B) {
 		return err
 	}}
 	rep, err := interleave.Measure(interleave.Config{Rounds: 5, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true}, ordered, unordered, bulk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}
+
+// floorClient sends the same requests as azstore with net/http alone,
+// signed by hand (Shared Key Lite): no SDK pipeline, no encoding beyond
+// AppendJSON, nothing decoded. Its client CPU is what the HTTP exchange
+// itself costs, the floor under any client of the service.
+type floorClient struct {
+	hc              *http.Client
+	endpoint, table string
+	account         string
+	key             []byte
+}
+
+func newFloorClient(b *testing.B, table string) *floorClient {
+	b.Helper()
+	f := &floorClient{hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, table: table}
+	for _, part := range strings.Split(azuritetest.Conn(b), ";") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "TableEndpoint":
+			f.endpoint = strings.TrimRight(v, "/")
+		case "AccountName":
+			f.account = v
+		case "AccountKey":
+			var err error
+			if f.key, err = base64.StdEncoding.DecodeString(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return f
+}
+
+func (f *floorClient) do(ctx context.Context, method, path string, body []byte, want int) ([]byte, error) {
+	u := f.endpoint + "/" + path
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	date := time.Now().UTC().Format(http.TimeFormat)
+	mac := hmac.New(sha256.New, f.key)
+	mac.Write([]byte(date + "\n/" + f.account + req.URL.EscapedPath()))
+	h := req.Header
+	h["x-ms-date"] = []string{date}
+	h["x-ms-version"] = []string{"2019-02-02"}
+	h["DataServiceVersion"] = []string{"3.0"}
+	h["Accept"] = []string{"application/json;odata=minimalmetadata"}
+	h["Authorization"] = []string{"SharedKeyLite " + f.account + ":" + base64.StdEncoding.EncodeToString(mac.Sum(nil))}
+	if body != nil {
+		h["Content-Type"] = []string{"application/json"}
+		h["Prefer"] = []string{"return-no-content"}
+	}
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want {
+		return nil, fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, data)
+	}
+	return data, nil
+}
+
+// BenchmarkE2EQuery reads a partition of 1,000 values per operation:
+// Repository.Query against aztables' pager with each entity decoded by
+// json.Unmarshal into an EDMEntity (then copied to the struct), or
+// straight into the struct. Figures are per entity.
+func BenchmarkE2EQuery(b *testing.B) {
+	repo, c := e2eClients(b, "e2eqry")
+	ctx := b.Context()
+	const n = 1000
+	vals := make([]*benchEmployee, n)
+	for i := range vals {
+		v := e2eValue("q", i)
+		v.Dept = "q"
+		vals[i] = &v
+	}
+	if _, err := repo.BulkWrite(ctx, store.ActionInsert, vals, store.BulkOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	filter := "PartitionKey eq 'q'"
+	pager := func(decode func([]byte) error) func(int) error {
+		return func(int) error {
+			got := 0
+			p := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &filter})
+			for p.More() {
+				page, err := p.NextPage(ctx)
+				if err != nil {
+					return err
+				}
+				for _, raw := range page.Entities {
+					if err := decode(raw); err != nil {
+						return err
+					}
+					got++
+				}
+			}
+			if got != n {
+				return fmt.Errorf("read %d, want %d", got, n)
+			}
+			return nil
+		}
+	}
+	rep, err := interleave.Measure(interleave.Config{Rounds: 9, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true},
+		interleave.Case{Name: "aztables+EDMEntity", Ops: n, Op: pager(func(raw []byte) error {
+			var e aztables.EDMEntity
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return err
+			}
+			var v benchEmployee
+			return fromEDM(&e, &v)
+		})},
+		interleave.Case{Name: "aztables+json.Unmarshal", Ops: n, Op: pager(func(raw []byte) error {
+			var v benchEmployee
+			return json.Unmarshal(raw, &v)
+		})},
+		interleave.Case{Name: "Repository.Query", Ops: n, Op: func(int) error {
+			got := 0
+			for _, err := range repo.Query(ctx, Where[benchEmployee]("PartitionKey").Eq("q")) {
+				if err != nil {
+					return err
+				}
+				got++
+			}
+			if got != n {
+				return fmt.Errorf("read %d, want %d", got, n)
+			}
+			return nil
+		}},
+	)
 	if err != nil {
 		b.Fatal(err)
 	}
