@@ -514,7 +514,11 @@ func checkAction(a *Action) (wire int, err error) {
 // ValidateTransaction checks an entity group transaction before anything
 // is written: 1 to 100 actions, one PartitionKey, each RowKey at most once,
 // every entity and If-Match valid, and the body under 4 MiB. The returned
-// *Error carries the index of the offending action.
+// *Error carries the index of the offending action. Of an action with a
+// Source it checks the kind, keys and If-Match: its properties are checked
+// as the backend writes them through WriteSource, and the body's size where
+// the backend builds it (WithAllProperties, then ValidateTransaction again,
+// for a backend that wants Entity values).
 func ValidateTransaction(actions []Action) error {
 	if len(actions) == 0 {
 		return invalid("a transaction needs at least one action")
@@ -536,6 +540,14 @@ func ValidateTransaction(actions []Action) error {
 				"RowKey %s appears in actions %d and %d: an entity may appear once per transaction", quoteTrunc(a.Entity.RowKey), j, i), i)
 		}
 		seen[a.Entity.RowKey] = i
+		if a.Source != nil {
+			// Its properties are checked as the backend writes them
+			// (WriteSource), and the body's size where it is built.
+			if err := checkSourceAction(a); err != nil {
+				return WithIndex(err, i)
+			}
+			continue
+		}
 		wire, err := checkAction(a)
 		if err != nil {
 			return WithIndex(err, i)
@@ -545,6 +557,27 @@ func ValidateTransaction(actions []Action) error {
 	if size >= MaxBatchBytes {
 		return refuse(CodeRequestBodyTooLarge, 413,
 			"transaction body of about %d bytes is over the service's limit of %d bytes", size, MaxBatchBytes)
+	}
+	return nil
+}
+
+// checkSourceAction is checkAction for an action whose properties come
+// from a Source, without writing them.
+func checkSourceAction(a *Action) error {
+	if a.Kind < ActionInsert || a.Kind >= ActionDelete {
+		return invalid("an action of kind %s takes no Source", a.Kind)
+	}
+	if a.Entity.Properties != nil {
+		return invalid("entity (%s, %s): an action has both Source and Entity.Properties: set one", quoteTrunc(a.Entity.PartitionKey), quoteTrunc(a.Entity.RowKey))
+	}
+	if err := validateKey("PartitionKey", a.Entity.PartitionKey, true); err != nil {
+		return err
+	}
+	if err := validateKey("RowKey", a.Entity.RowKey, true); err != nil {
+		return err
+	}
+	if a.Kind.NeedsIfMatch() {
+		return ValidateETag(a.IfMatch)
 	}
 	return nil
 }
