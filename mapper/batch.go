@@ -92,7 +92,8 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 		rv  reflect.Value
 		err error
 	)
-	if kind == store.ActionDelete {
+	if kind == store.ActionDelete || b.r.typed != nil {
+		// Over a typed table the backend writes the struct itself.
 		e, rv, err = b.r.encodeKeys(v)
 	} else {
 		e, rv, err = b.r.encode(v)
@@ -100,7 +101,11 @@ func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 	if err != nil {
 		return err
 	}
-	return b.t.add(kind, e, target{b.r.c, rv}, unconditional)
+	var src store.PropertySource
+	if kind != store.ActionDelete && b.r.typed != nil {
+		src = source{b.r.c, rv}
+	}
+	return b.t.add(kind, e, src, target{b.r.c, rv}, unconditional)
 }
 
 // Run sends the transaction. On success every written value passed by
@@ -121,7 +126,7 @@ func (c *codec) ifMatch(rv reflect.Value) (store.ETag, error) {
 	return etag, nil
 }
 
-func (b *txn) add(kind store.ActionKind, e store.Entity, tg target, unconditional bool) error {
+func (b *txn) add(kind store.ActionKind, e store.Entity, src store.PropertySource, tg target, unconditional bool) error {
 	if len(b.actions) == store.MaxBatchActions {
 		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),
 			refuseCode(store.CodeInvalidInput, 400, "a transaction holds at most %d actions", store.MaxBatchActions))
@@ -137,11 +142,17 @@ func (b *txn) add(kind store.ActionKind, e store.Entity, tg target, unconditiona
 				"action %d already writes it, and an entity may appear once per transaction", i))
 	}
 	if kind != store.ActionDelete {
-		if err := store.ValidateEntity(&e); err != nil {
+		var err error
+		if src != nil {
+			_, err = store.WriteSource(e.PartitionKey, e.RowKey, src, false, nil)
+		} else {
+			err = store.ValidateEntity(&e)
+		}
+		if err != nil {
 			return fmt.Errorf("mapper: %s of RowKey %s refused: %w", kind, quote(e.RowKey), err)
 		}
 	}
-	a := store.Action{Kind: kind, Entity: e}
+	a := store.Action{Kind: kind, Entity: e, Source: src}
 	size := store.ActionWireSize(&a)
 	if b.bytes+size >= store.MaxBatchBytes {
 		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),

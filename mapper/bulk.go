@@ -70,6 +70,15 @@ func (r *Repository[T]) BulkWrite(ctx context.Context, kind store.ActionKind, va
 
 // bulkAction maps one value to its write.
 func (r *Repository[T]) bulkAction(kind store.ActionKind, v *T) (store.Action, reflect.Value, error) {
+	if r.typed != nil {
+		// The backend writes the struct straight into its request.
+		if v == nil {
+			return store.Action{}, reflect.Value{}, &Error{Type: r.c.typ, Msg: "nil pointer"}
+		}
+		rv := reflect.ValueOf(v).Elem()
+		a, err := r.action(kind, rv, true)
+		return a, rv, err
+	}
 	var (
 		e   store.Entity
 		rv  reflect.Value

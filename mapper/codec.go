@@ -50,6 +50,8 @@ type field struct {
 	// wirePre is what store/wire writes before the value: the annotation,
 	// if any, and ,"Name":.
 	wirePre []byte
+	// pname is name, checked, for the typed path (store.PropertyWriter).
+	pname store.PropertyName
 }
 
 // codec is the compiled mapping of one struct type.
@@ -71,6 +73,8 @@ type codec struct {
 	kind *Kind
 	// large holds the indexes in fields of the fields tagged large (large.go).
 	large []int
+	// kindName is the discriminator property's name, checked.
+	kindName store.PropertyName
 }
 
 // codecs caches compiled codecs by reflect.Type. It is a cache of pure
@@ -178,6 +182,11 @@ func compile(t reflect.Type) (*codec, error) {
 		c.sorted = append(c.sorted, f)
 		c.selectNames = append(c.selectNames, f.name)
 		f.wirePre = wirePrefix(f.name, f.edm)
+		pname, err := store.NewPropertyName(f.name)
+		if err != nil {
+			return nil, f.wrap(err, "invalid property name %q", f.name)
+		}
+		f.pname = pname
 	}
 	slices.SortFunc(c.sorted, func(a, b *field) int { return strings.Compare(a.name, b.name) })
 	pt := reflect.PointerTo(t)
@@ -201,6 +210,11 @@ func compile(t reflect.Type) (*codec, error) {
 		return nil, err
 	}
 	c.kind = kind
+	if kind != nil && kind.Property != "" {
+		if c.kindName, err = store.NewPropertyName(kind.Property); err != nil {
+			return nil, &Error{Type: t, Msg: "kind property", Err: err}
+		}
+	}
 	if kind != nil && kind.Property != "" && c.byName[kind.Property] == nil {
 		// Reads select the discriminator too, so they can check it.
 		c.selectNames = append(c.selectNames, kind.Property)

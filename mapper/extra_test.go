@@ -101,7 +101,7 @@ func extraSurvivesReplace(t *testing.T, st store.Store, table string, n int) {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, w) {
-			t.Fatalf("after two replaces through the older struct:\n got %+v\nwant %+v", got, w)
+			t.Fatalf("after two replaces through the older struct:\n got %#v\nwant %#v", got, w)
 		}
 	}
 	// Without an extra field the same replace loses every other property.

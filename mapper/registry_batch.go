@@ -71,7 +71,7 @@ func (b *MixedBatch) add(kind store.ActionKind, v any, unconditional bool) error
 	if err != nil {
 		return err
 	}
-	return b.t.add(kind, e, target{k.c, rv}, unconditional)
+	return b.t.add(kind, e, nil, target{k.c, rv}, unconditional)
 }
 
 // Run sends the transaction. On success every written value gets its new

@@ -21,6 +21,8 @@ var ErrNoETag = errors.New("mapper: no ETag for a conditional write")
 // *Error naming the field.
 type Repository[T any] struct {
 	table store.Table
+	// typed is table's typed lane (store.TypedTable), nil without one.
+	typed store.TypedTable
 	c     *codec
 	err   error
 	opts  repoOptions
@@ -46,6 +48,7 @@ func WithPageSize(n int) Option { return func(o *repoOptions) { o.pageSize = n }
 // no I/O; create the table with st.CreateTableIfNotExists.
 func NewRepository[T any](st store.Store, table string, opts ...Option) *Repository[T] {
 	r := &Repository[T]{table: st.Table(table)}
+	r.typed, _ = r.table.(store.TypedTable)
 	for _, o := range opts {
 		o(&r.opts)
 	}
@@ -80,12 +83,35 @@ func (r *Repository[T]) Get(ctx context.Context, pk, rk string) (T, error) {
 	if r.err != nil {
 		return v, r.err
 	}
+	if r.typed != nil {
+		err := r.getTyped(ctx, pk, rk, reflect.ValueOf(&v).Elem())
+		return v, err
+	}
 	e, err := r.table.Get(ctx, pk, rk, &store.GetOptions{Select: r.selectNames()})
 	if err != nil {
 		return v, err
 	}
 	err = r.c.decodeEntity(&e, reflect.ValueOf(&v).Elem())
 	return v, err
+}
+
+// getTyped reads through the typed lane straight into rv. A type with a
+// kind is checked on the whole entity first, so it goes through one.
+func (r *Repository[T]) getTyped(ctx context.Context, pk, rk string, rv reflect.Value) error {
+	if r.c.kind != nil {
+		var b store.EntityBuilder
+		if err := r.typed.GetInto(ctx, pk, rk, &store.GetOptions{Select: r.selectNames()}, &b); err != nil {
+			return err
+		}
+		return r.c.decodeEntity(&b.Entity, rv)
+	}
+	// No projection: the reader drops what T does not map (T without an
+	// extra field), and a T with one selects everything anyway.
+	rd := newReader(r.c, rv)
+	if err := r.typed.GetInto(ctx, pk, rk, nil, rd); err != nil {
+		return err
+	}
+	return rd.finish()
 }
 
 // GetByKey reads the entity whose keys *key has: its key fields, or what
@@ -138,15 +164,7 @@ func (r *Repository[T]) encode(v *T) (store.Entity, reflect.Value, error) {
 // Insert adds *v as a new entity and stores the new ETag in v's etag
 // field. An existing key is an error matching store.ErrAlreadyExists.
 func (r *Repository[T]) Insert(ctx context.Context, v *T) error {
-	e, rv, err := r.encode(v)
-	if err != nil {
-		return err
-	}
-	etag, err := r.table.Insert(ctx, e)
-	if err != nil {
-		return err
-	}
-	return r.c.setMeta(rv, etag)
+	return r.write(ctx, store.ActionInsert, v, false)
 }
 
 // ifMatch returns the ETag for a conditional write of rv.
@@ -158,43 +176,102 @@ func (r *Repository[T]) ifMatch(rv reflect.Value) (store.ETag, error) { return r
 // a value without an ETag is ErrNoETag. With store.Replace, properties T
 // does not know are deleted unless T has an extra field.
 func (r *Repository[T]) Update(ctx context.Context, v *T, mode store.UpdateMode) error {
-	e, rv, err := r.encode(v)
-	if err != nil {
-		return err
-	}
-	etag, err := r.ifMatch(rv)
-	if err != nil {
-		return err
-	}
-	return r.update(ctx, e, rv, mode, etag)
+	return r.write(ctx, updateKind(mode), v, true)
 }
 
 // UpdateUnconditional merges or replaces the stored entity whatever its
 // version (If-Match *), and stores the new ETag in v.
 func (r *Repository[T]) UpdateUnconditional(ctx context.Context, v *T, mode store.UpdateMode) error {
-	e, rv, err := r.encode(v)
+	return r.write(ctx, updateKind(mode), v, false)
+}
+
+// Upsert inserts *v or merges/replaces the existing entity, and stores
+// the new ETag in v.
+func (r *Repository[T]) Upsert(ctx context.Context, v *T, mode store.UpdateMode) error {
+	kind := store.ActionUpsertMerge
+	if mode == store.Replace {
+		kind = store.ActionUpsertReplace
+	}
+	return r.write(ctx, kind, v, false)
+}
+
+// write applies one insert, update or upsert of *v; conditional makes an
+// update carry v's ETag as If-Match (else If-Match *). Over a typed table
+// the struct is written straight into the backend's request; otherwise it
+// becomes a store.Entity first.
+func (r *Repository[T]) write(ctx context.Context, kind store.ActionKind, v *T, conditional bool) error {
+	if r.typed == nil {
+		return r.writeEntity(ctx, kind, v, conditional)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if v == nil {
+		return &Error{Type: r.c.typ, Msg: "nil pointer"}
+	}
+	rv := reflect.ValueOf(v).Elem()
+	a, err := r.action(kind, rv, conditional)
 	if err != nil {
 		return err
 	}
-	return r.update(ctx, e, rv, mode, store.ETagAny)
-}
-
-func (r *Repository[T]) update(ctx context.Context, e store.Entity, rv reflect.Value, mode store.UpdateMode, ifMatch store.ETag) error {
-	etag, err := r.table.Update(ctx, e, mode, ifMatch)
+	etag, err := r.typed.Write(ctx, a)
 	if err != nil {
 		return err
 	}
 	return r.c.setMeta(rv, etag)
 }
 
-// Upsert inserts *v or merges/replaces the existing entity, and stores
-// the new ETag in v.
-func (r *Repository[T]) Upsert(ctx context.Context, v *T, mode store.UpdateMode) error {
+// action is the typed write of rv: its keys, its If-Match and rv itself as
+// the source of its properties.
+func (r *Repository[T]) action(kind store.ActionKind, rv reflect.Value, conditional bool) (store.Action, error) {
+	pk, rk, err := r.c.keysOf(rv)
+	if err != nil {
+		return store.Action{}, err
+	}
+	a := store.Action{Kind: kind, Entity: store.Entity{PartitionKey: pk, RowKey: rk}}
+	if kind != store.ActionDelete {
+		a.Source = source{r.c, rv}
+	}
+	if kind.NeedsIfMatch() {
+		a.IfMatch = store.ETagAny
+		if conditional {
+			if a.IfMatch, err = r.ifMatch(rv); err != nil {
+				return store.Action{}, err
+			}
+		}
+	}
+	return a, nil
+}
+
+// writeEntity is write over a table without a typed lane.
+func (r *Repository[T]) writeEntity(ctx context.Context, kind store.ActionKind, v *T, conditional bool) error {
 	e, rv, err := r.encode(v)
 	if err != nil {
 		return err
 	}
-	etag, err := r.table.Upsert(ctx, e, mode)
+	var etag store.ETag
+	switch kind {
+	case store.ActionInsert:
+		etag, err = r.table.Insert(ctx, e)
+	case store.ActionUpsertMerge, store.ActionUpsertReplace:
+		mode := store.Merge
+		if kind == store.ActionUpsertReplace {
+			mode = store.Replace
+		}
+		etag, err = r.table.Upsert(ctx, e, mode)
+	default:
+		mode := store.Merge
+		if kind == store.ActionUpdateReplace {
+			mode = store.Replace
+		}
+		ifMatch := store.ETagAny
+		if conditional {
+			if ifMatch, err = r.ifMatch(rv); err != nil {
+				return err
+			}
+		}
+		etag, err = r.table.Update(ctx, e, mode, ifMatch)
+	}
 	if err != nil {
 		return err
 	}

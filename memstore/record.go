@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/wire"
 )
 
 // record is one stored entity in its packed form: a fixed header, the key
@@ -236,38 +237,21 @@ func (r record) timestamp() time.Time { return time.Unix(0, r.ts()).UTC() }
 // every write yields a new ETag.
 func (r record) etag() store.ETag { return etagAt(r.ts()) }
 
-// etagAt formats the ETag of a write at ts (Unix nanoseconds) by hand:
-// time.AppendFormat was the largest single cost of a small write.
+// etagAt formats the ETag of a write at ts (Unix nanoseconds). Every row
+// of a transaction shares its write time, so a transaction formats it once.
 func etagAt(ts int64) store.ETag {
-	t := time.Unix(0, ts).UTC()
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	var b [64]byte
-	n := copy(b[:], `W/"datetime'`)
-	n += putDigits(b[n:], y, 4)
-	b[n] = '-'
-	n += 1 + putDigits(b[n+1:], int(mo), 2)
-	b[n] = '-'
-	n += 1 + putDigits(b[n+1:], d, 2)
-	b[n] = 'T'
-	n += 1 + putDigits(b[n+1:], h, 2)
-	n += copy(b[n:], "%3A")
-	n += putDigits(b[n:], mi, 2)
-	n += copy(b[n:], "%3A")
-	n += putDigits(b[n:], s, 2)
-	b[n] = '.'
-	n += 1 + putDigits(b[n+1:], t.Nanosecond()/100, 7)
-	n += copy(b[n:], `Z'"`)
-	return store.ETag(b[:n])
-}
-
-// putDigits writes v as exactly width decimal digits and returns width.
-func putDigits(b []byte, v, width int) int {
-	for i := width - 1; i >= 0; i-- {
-		b[i] = byte('0' + v%10)
-		v /= 10
+	var buf, tsBuf [64]byte
+	b := append(buf[:0], `W/"datetime'`...)
+	// wire.AppendTime writes the layout 2006-01-02T15:04:05.0000000Z
+	// several times faster than time.Time.AppendFormat.
+	for _, c := range wire.AppendTime(tsBuf[:0], time.Unix(0, ts).UTC()) {
+		if c == ':' { // only ':' needs escaping in a timestamp
+			b = append(b, "%3A"...)
+		} else {
+			b = append(b, c)
+		}
 	}
-	return width
+	return store.ETag(append(b, `'"`...))
 }
 
 // entity decodes the record; sel, when non-empty, projects its properties.

@@ -217,7 +217,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 // Table implements store.Store. The handle looks the table up on every
 // call, so it sees the table deleted or created after the handle was made.
 func (s *Store) Table(name string) store.Table {
-	return &tableHandle{s: s, name: name}
+	return &tableHandle{s: s, name: name, key: strings.ToLower(name)}
 }
 
 // Queue implements store.Store.
@@ -228,11 +228,16 @@ func (s *Store) Container(name string) store.Container { return s.blobs.containe
 
 // lookup finds a table by name for an entity operation.
 func (s *Store) lookup(name string) (*table, error) {
+	return s.lookupKey(name, strings.ToLower(name))
+}
+
+// lookupKey is lookup with the name's lower-case key already made.
+func (s *Store) lookupKey(name, key string) (*table, error) {
 	if err := store.ValidateTableName(name); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
-	t := s.tables[strings.ToLower(name)]
+	t := s.tables[key]
 	s.mu.RUnlock()
 	if t == nil {
 		return nil, store.Errorf(store.CodeTableNotFound, 404, "table %q does not exist", name)

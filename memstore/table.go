@@ -80,6 +80,7 @@ func (t *table) maybeCompact() {
 type tableHandle struct {
 	s    *Store
 	name string
+	key  string // strings.ToLower(name), the tables map's key
 }
 
 var _ store.Table = (*tableHandle)(nil)
@@ -109,7 +110,7 @@ func (h *tableHandle) beginWrite(ctx context.Context, op Operation) (t *table, b
 	if err := ctxErr(ctx); err != nil {
 		return nil, nil, nil, err
 	}
-	if t, err = h.s.lookup(h.name); err != nil {
+	if t, err = h.s.lookupKey(h.name, h.key); err != nil {
 		return nil, nil, nil, err
 	}
 	before, after = h.s.faultFor(op, h.name)

@@ -14,6 +14,19 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	if err := store.ValidateTransaction(actions); err != nil {
 		return nil, err
 	}
+	// Actions with a Source (store.TypedTable) are written through
+	// store.WriteSource, which checks every rule again as it collects them.
+	collected, err := store.WithAllProperties(actions)
+	if err != nil {
+		return nil, err
+	}
+	if &collected[0] != &actions[0] {
+		// The size of what the sources wrote.
+		if err := store.ValidateTransaction(collected); err != nil {
+			return nil, err
+		}
+		actions = collected
+	}
 	return h.send(ctx, OpTransact, actions, func(t *table) ([]store.ActionResult, error) {
 		return h.applyAll(t, actions)
 	})

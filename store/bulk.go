@@ -11,8 +11,8 @@ import (
 
 // Bulk writer defaults.
 const (
-	// DefaultBulkConcurrency is how many partitions a BulkWriter writes at
-	// once unless BulkOptions.Concurrency says otherwise.
+	// DefaultBulkConcurrency is how many transactions a BulkWriter has in
+	// flight at once unless BulkOptions.Concurrency says otherwise.
 	DefaultBulkConcurrency = 8
 	// DefaultBulkAttempts is how often a transaction is sent at most when
 	// it keeps failing with a transient error.
@@ -30,10 +30,18 @@ var ErrBatchAborted = errors.New("not applied: another write of its transaction 
 
 // BulkOptions tune a BulkWriter. The zero value gives the defaults.
 type BulkOptions struct {
-	// Concurrency is the most partitions written at once; 0 means
-	// DefaultBulkConcurrency. The transactions of one partition always run
-	// one after another, in input order.
+	// Concurrency is the most transactions in flight at once; 0 means
+	// DefaultBulkConcurrency. Transactions of one partition run at once
+	// when their RowKeys are disjoint; one that writes an entity an
+	// earlier one writes waits for it, so writes to one entity are applied
+	// in input order.
 	Concurrency int
+	// PartitionOrder makes the transactions of one partition run one after
+	// another, in input order, on one worker, so that a reader never sees a
+	// later write of a partition before an earlier one; Concurrency then
+	// bounds the partitions in flight. It costs throughput on a partition
+	// that needs more than one transaction.
+	PartitionOrder bool
 	// MaxAttempts is how often a transaction is sent at most while it fails
 	// with an error that left nothing applied (errors.Is(err,
 	// ErrTransient): a 503, a connection never made, a lost answer a
@@ -172,7 +180,7 @@ func NewBulkWriter(t Table, opts BulkOptions) *BulkWriter {
 // Write applies actions to the table and reports each one's outcome in
 // the result, in input order.
 //
-// Writes to one partition are applied in input order; a partition's writes
+// Writes to one entity are applied in input order; a partition's writes
 // are split across several transactions when there are more than 100,
 // when their size would reach 4 MiB, or when the same RowKey comes again
 // (a transaction may touch an entity once). Every write is checked
@@ -205,8 +213,8 @@ func (w *BulkWriter) Write(ctx context.Context, actions []Action) (BulkResult, e
 		progress: BulkProgress{Total: len(actions)},
 		stop:     cancel,
 	}
-	valid := r.validate()
-	parts := planBulk(actions, valid)
+	valid, sizes := r.validate()
+	parts := planBulk(actions, valid, sizes, opts.PartitionOrder)
 	r.execute(ctx, parts)
 	r.finish()
 
@@ -349,18 +357,22 @@ type bulkRun struct {
 // validate checks every action as the service checks it inside a batch
 // (ValidateAction), so a write is refused with the code it would get there.
 // It reports which actions may be sent.
-func (r *bulkRun) validate() []bool {
+func (r *bulkRun) validate() ([]bool, []int) {
 	valid := make([]bool, len(r.actions))
+	sizes := make([]int, len(r.actions))
 	for i := range r.actions {
 		r.outcomes[i].Batch = -1
-		if err := ValidateAction(&r.actions[i]); err != nil {
+		wire, err := checkAction(&r.actions[i])
+		if err != nil {
 			r.outcomes[i].Err = err
 			r.progress.Failed++
 			continue
 		}
 		valid[i] = true
+		// ActionWireSize: the framing, the URL keys and the entity.
+		sizes[i] = batchActionOverhead + wire
 	}
-	return valid
+	return valid, sizes
 }
 
 // positional strips the transaction index from a service error: an

@@ -23,9 +23,11 @@ type fakeTable struct {
 	calls    [][]store.Action // every transaction received, in arrival order
 	applied  [][]store.Action // the transactions that succeeded
 	inFlight map[string]int   // transactions running per partition
+	rowsIn   map[string]int   // transactions running per entity (pk + "\x00" + rk)
 	running  int
-	maxRun   int // most transactions running at once
-	overlap  bool
+	maxRun   int  // most transactions running at once
+	overlap  bool // two transactions of one partition ran at once
+	rowClash bool // two transactions writing one entity ran at once
 	versions int
 }
 
@@ -46,6 +48,16 @@ func (f *fakeTable) Transact(ctx context.Context, actions []store.Action) ([]sto
 	if f.inFlight[pk] > 1 {
 		f.overlap = true
 	}
+	if f.rowsIn == nil {
+		f.rowsIn = map[string]int{}
+	}
+	for _, a := range actions {
+		k := pk + "\x00" + a.Entity.RowKey
+		f.rowsIn[k]++
+		if f.rowsIn[k] > 1 {
+			f.rowClash = true
+		}
+	}
 	f.running++
 	f.maxRun = max(f.maxRun, f.running)
 	f.mu.Unlock()
@@ -61,6 +73,9 @@ func (f *fakeTable) Transact(ctx context.Context, actions []store.Action) ([]sto
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inFlight[pk]--
+	for _, a := range actions {
+		f.rowsIn[pk+"\x00"+a.Entity.RowKey]--
+	}
 	f.running--
 	if err != nil {
 		return nil, err

@@ -5,46 +5,104 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// execute runs the partitions, at most opts.Concurrency at once, each one's
-// transactions in order.
+// execute runs the planned transactions, at most opts.Concurrency at once.
+// A transaction starts once the earlier ones it waits for are done (see
+// planBulk); the others start in an order that takes the partitions in
+// turn: the first transaction of each, then the second of each, and so on.
 func (r *bulkRun) execute(ctx context.Context, parts [][]*bulkBatch) {
-	next := make(chan []*bulkBatch)
+	total := 0
+	for _, p := range parts {
+		total += len(p)
+	}
+	if total == 0 {
+		return
+	}
+	if r.opts.PartitionOrder {
+		r.executeByPartition(ctx, parts)
+		return
+	}
+	ready := make(chan *bulkBatch, total)
+	for round := 0; ; round++ {
+		more := false
+		for _, p := range parts {
+			if round < len(p) {
+				more = true
+				if p[round].after == 0 {
+					ready <- p[round]
+				}
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	var left atomic.Int64
+	left.Store(int64(total))
 	var wg sync.WaitGroup
-	for range min(r.opts.Concurrency, len(parts)) {
+	for range min(r.opts.Concurrency, total) {
 		wg.Go(func() {
-			for batches := range next {
-				r.runPartition(ctx, batches)
+			for b := range ready {
+				r.runOne(ctx, b)
+				for _, n := range b.then {
+					if atomic.AddInt32(&n.after, -1) == 0 {
+						ready <- n
+					}
+				}
+				if left.Add(-1) == 0 {
+					close(ready)
+				}
 			}
 		})
 	}
-	for _, p := range parts {
-		next <- p
-	}
-	close(next)
 	wg.Wait()
 }
 
-func (r *bulkRun) runPartition(ctx context.Context, batches []*bulkBatch) {
-	for _, b := range batches {
-		for _, i := range b.idx {
-			r.outcomes[i].Batch = b.id
+// executeByPartition runs each partition's transactions one after another
+// on one worker, at most opts.Concurrency partitions at once: a worker
+// takes the next partition in input order when it is done with one.
+func (r *bulkRun) executeByPartition(ctx context.Context, parts [][]*bulkBatch) {
+	next := make(chan []*bulkBatch, len(parts))
+	for _, p := range parts {
+		if len(p) > 0 {
+			next <- p
 		}
-		if ctx.Err() != nil {
-			// Never sent: fail the writes with the context's error (or
-			// what stopped the work).
-			err := context.Cause(ctx)
-			for _, i := range b.idx {
-				r.fail(i, err)
-			}
-			r.settle(b.idx, false)
-			continue
-		}
-		r.runBatch(ctx, b.idx)
-		r.settle(b.idx, true)
 	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(r.opts.Concurrency, len(parts)) {
+		wg.Go(func() {
+			for p := range next {
+				for _, b := range p {
+					r.runOne(ctx, b)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// runOne runs one planned transaction, or fails its writes with what
+// stopped the work when ctx is done.
+func (r *bulkRun) runOne(ctx context.Context, b *bulkBatch) {
+	for _, i := range b.idx {
+		r.outcomes[i].Batch = b.id
+	}
+	if ctx.Err() != nil {
+		// Never sent: fail the writes with the context's error (or what
+		// stopped the work).
+		err := context.Cause(ctx)
+		for _, i := range b.idx {
+			r.fail(i, err)
+		}
+		r.settle(b.idx, false)
+		return
+	}
+	r.runBatch(ctx, b.idx)
+	r.settle(b.idx, true)
 }
 
 // runBatch applies one planned transaction. When the service refuses it

@@ -79,7 +79,7 @@ func TestBulkSplitsAt100Actions(t *testing.T) {
 		actions = append(actions, insert("p", fmt.Sprintf("r%03d", i), nil))
 	}
 	f := &fakeTable{}
-	res, err := write(t, f, store.BulkOptions{}, actions)
+	res, err := write(t, f, store.BulkOptions{PartitionOrder: true}, actions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestBulkSplitsUnder4MiB(t *testing.T) {
 	}
 	actions = append(actions, insert("p", "small", nil))
 	f := &fakeTable{}
-	if _, err := write(t, f, store.BulkOptions{}, actions); err != nil {
+	if _, err := write(t, f, store.BulkOptions{PartitionOrder: true}, actions); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.calls) < 3 {
@@ -210,7 +210,7 @@ func TestBulkBoundedConcurrency(t *testing.T) {
 			}
 		}
 	}}
-	res, err := write(t, f, store.BulkOptions{Concurrency: limit}, actions)
+	res, err := write(t, f, store.BulkOptions{Concurrency: limit, PartitionOrder: true}, actions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +466,8 @@ func TestBulkCancellation(t *testing.T) {
 		return nil
 	}}
 	var last store.BulkProgress
-	w := store.NewBulkWriter(f, store.BulkOptions{Progress: func(p store.BulkProgress) { last = p }})
+	// One partition in order: transactions one after another.
+	w := store.NewBulkWriter(f, store.BulkOptions{PartitionOrder: true, Progress: func(p store.BulkProgress) { last = p }})
 	res, err := w.Write(ctx, actions)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want it to wrap context.Canceled", err)
@@ -541,5 +542,58 @@ func TestBulkLateCancelIsNotTheCause(t *testing.T) {
 	var be *store.BulkError
 	if !errors.As(err, &be) || be.Stopped != nil || errors.Is(err, context.Canceled) || !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("error %v: want TableNotFound, not a cancellation", err)
+	}
+}
+
+// Transactions of one partition whose RowKeys are disjoint run at once (up
+// to Concurrency); one that writes an entity an earlier one writes waits
+// for it; PartitionOrder runs them one after another.
+func TestBulkDisjointTransactionsOfOnePartitionOverlap(t *testing.T) {
+	const limit = 4
+	var actions []store.Action
+	for i := range 4 * store.MaxBatchActions {
+		actions = append(actions, insert("p", fmt.Sprintf("r%04d", i), nil))
+	}
+	// A second write to an entity of the first transaction: a fifth
+	// transaction that must wait for the first.
+	actions = append(actions, store.Action{Kind: store.ActionUpsertMerge, Entity: store.Entity{PartitionKey: "p", RowKey: "r0000"}})
+	var mu sync.Mutex
+	arrived := 0
+	all := make(chan struct{})
+	f := &fakeTable{enter: func([]store.Action) {
+		mu.Lock()
+		arrived++
+		n := arrived
+		mu.Unlock()
+		if n == limit {
+			close(all)
+		}
+		if n <= limit {
+			select {
+			case <-all:
+			case <-time.After(10 * time.Second):
+				t.Errorf("only %d transactions of the partition ran at once; want %d", n, limit)
+			}
+		}
+	}}
+	res, err := write(t, f, store.BulkOptions{Concurrency: limit}, actions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("transactions %d, most at once %d, entity clash %v", len(f.calls), f.maxRun, f.rowClash)
+	if f.maxRun != limit || f.rowClash || res.Written != len(actions) || len(f.calls) != 5 {
+		t.Fatalf("most at once %d (want %d), two writes of one entity at once %v, written %d of %d in %d transactions (want 5)",
+			f.maxRun, limit, f.rowClash, res.Written, len(actions), len(f.calls))
+	}
+	if last := f.calls[len(f.calls)-1]; last[0].Entity.RowKey != "r0000" || len(last) != 1 {
+		t.Fatalf("the second write of r0000 was not sent last: %s", keysOf(last))
+	}
+
+	g := &fakeTable{}
+	if _, err := write(t, g, store.BulkOptions{Concurrency: limit, PartitionOrder: true}, actions); err != nil {
+		t.Fatal(err)
+	}
+	if g.overlap || g.maxRun != 1 {
+		t.Fatalf("PartitionOrder: transactions of the partition overlapped (most at once %d)", g.maxRun)
 	}
 }

@@ -70,6 +70,10 @@ func Resolve(ctx context.Context, t Table, actions []Action) (Resolution, []Acti
 	if len(actions) == 0 {
 		return Unresolved, nil, invalid("resolve: no actions")
 	}
+	actions, err := WithAllProperties(actions)
+	if err != nil {
+		return Unresolved, nil, err
+	}
 	rows := make([]*Entity, len(actions))
 	errs := make([]error, len(actions))
 	var wg sync.WaitGroup

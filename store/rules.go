@@ -169,30 +169,16 @@ func ValidateValue(name string, v any) error {
 	case nil, bool, int32, int64, float64, GUID:
 		return nil
 	case string:
-		if !utf8.ValidString(x) {
-			return invalid("property %q: string value is not valid UTF-8", name)
-		}
-		if n := utf16Len(x); n > MaxStringUnits {
-			return refuse(CodePropertyValueTooLarge, 400,
-				"property %q: string of %d UTF-16 code units exceeds the limit of %d", name, n, MaxStringUnits)
-		}
+		_, err := checkString(name, x)
+		return err
 	case []byte:
-		if len(x) > MaxBinaryBytes {
-			return refuse(CodePropertyValueTooLarge, 400,
-				"property %q: binary value of %d bytes exceeds the limit of %d", name, len(x), MaxBinaryBytes)
-		}
+		return checkBinary(name, len(x))
 	case time.Time:
-		u := x.UTC()
-		if u.Before(MinTime) || u.After(MaxTime) {
-			return refuse(CodeOutOfRangeInput, 400,
-				"property %q: DateTime %s is outside the range %s to %s", name,
-				u.Format(time.RFC3339Nano), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339Nano))
-		}
+		return checkTime(name, x)
 	default:
 		return refuse(CodeInvalidValueType, 400,
 			"property %q: unsupported Go type %T (use string, []byte, bool, int32, int64, float64, time.Time or store.GUID)", name, v)
 	}
-	return nil
 }
 
 // valueSize is a value's size in the service's entity size formula.
@@ -458,6 +444,11 @@ func ActionWireSize(a *Action) int {
 	if a.Kind == ActionDelete {
 		return n
 	}
+	if a.Source != nil {
+		if w, err := WriteSource(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, true, nil); err == nil {
+			return n + w
+		}
+	}
 	return n + EstimateWireSize(&a.Entity)
 }
 
@@ -501,6 +492,13 @@ func checkAction(a *Action) (wire int, err error) {
 		if err := validateKey("RowKey", a.Entity.RowKey, true); err != nil {
 			return 0, err
 		}
+	} else if a.Source != nil {
+		if a.Entity.Properties != nil {
+			return 0, invalid("entity (%s, %s): an action has both Source and Entity.Properties: set one", quoteTrunc(a.Entity.PartitionKey), quoteTrunc(a.Entity.RowKey))
+		}
+		if wire, err = WriteSource(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, true, nil); err != nil {
+			return 0, err
+		}
 	} else if wire, err = checkEntity(&a.Entity, true); err != nil {
 		return 0, err
 	}
@@ -516,7 +514,11 @@ func checkAction(a *Action) (wire int, err error) {
 // ValidateTransaction checks an entity group transaction before anything
 // is written: 1 to 100 actions, one PartitionKey, each RowKey at most once,
 // every entity and If-Match valid, and the body under 4 MiB. The returned
-// *Error carries the index of the offending action.
+// *Error carries the index of the offending action. Of an action with a
+// Source it checks the kind, keys and If-Match: its properties are checked
+// as the backend writes them through WriteSource, and the body's size where
+// the backend builds it (WithAllProperties, then ValidateTransaction again,
+// for a backend that wants Entity values).
 func ValidateTransaction(actions []Action) error {
 	if len(actions) == 0 {
 		return invalid("a transaction needs at least one action")
@@ -538,6 +540,14 @@ func ValidateTransaction(actions []Action) error {
 				"RowKey %s appears in actions %d and %d: an entity may appear once per transaction", quoteTrunc(a.Entity.RowKey), j, i), i)
 		}
 		seen[a.Entity.RowKey] = i
+		if a.Source != nil {
+			// Its properties are checked as the backend writes them
+			// (WriteSource), and the body's size where it is built.
+			if err := checkSourceAction(a); err != nil {
+				return WithIndex(err, i)
+			}
+			continue
+		}
 		wire, err := checkAction(a)
 		if err != nil {
 			return WithIndex(err, i)
@@ -547,6 +557,27 @@ func ValidateTransaction(actions []Action) error {
 	if size >= MaxBatchBytes {
 		return refuse(CodeRequestBodyTooLarge, 413,
 			"transaction body of about %d bytes is over the service's limit of %d bytes", size, MaxBatchBytes)
+	}
+	return nil
+}
+
+// checkSourceAction is checkAction for an action whose properties come
+// from a Source, without writing them.
+func checkSourceAction(a *Action) error {
+	if a.Kind < ActionInsert || a.Kind >= ActionDelete {
+		return invalid("an action of kind %s takes no Source", a.Kind)
+	}
+	if a.Entity.Properties != nil {
+		return invalid("entity (%s, %s): an action has both Source and Entity.Properties: set one", quoteTrunc(a.Entity.PartitionKey), quoteTrunc(a.Entity.RowKey))
+	}
+	if err := validateKey("PartitionKey", a.Entity.PartitionKey, true); err != nil {
+		return err
+	}
+	if err := validateKey("RowKey", a.Entity.RowKey, true); err != nil {
+		return err
+	}
+	if a.Kind.NeedsIfMatch() {
+		return ValidateETag(a.IfMatch)
 	}
 	return nil
 }

@@ -151,6 +151,11 @@ type Action struct {
 	Entity Entity
 	// IfMatch is the condition of an update or delete.
 	IfMatch ETag
+	// Source, when set, supplies the properties of an insert, update or
+	// upsert in place of Entity.Properties, which must then be nil; Entity
+	// still carries the keys. Only a TypedTable takes such actions (its
+	// Transact and Write): WithProperties turns one into the Entity form.
+	Source PropertySource
 }
 
 // ActionResult is the outcome of one successful action: the entity's new

@@ -329,7 +329,11 @@ func (r result) rate() float64 { return float64(r.lines) / r.elapsed.Seconds() }
 func writeStream(ctx context.Context, e *env, l layout, cfg config, lines []logLine) (result, error) {
 	res := result{lines: len(lines)}
 	tbl := e.table(l.table)
-	opts := store.BulkOptions{Concurrency: cfg.Buckets}
+	// A log appender keeps each partition's lines in order: one
+	// transaction of a partition at a time (PartitionOrder). Without it the
+	// bulk writer sends a partition's transactions at once, which only
+	// makes a hot partition hotter.
+	opts := store.BulkOptions{Concurrency: cfg.Buckets, PartitionOrder: true}
 	if e.sim != nil {
 		opts.Sleep, opts.Progress = e.sim.Sleep, e.sim.progress
 	}

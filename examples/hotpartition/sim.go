@@ -40,7 +40,8 @@ func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
 // time.
 //
 // The participants are the stream writer's goroutine and the bulk writer's
-// workers. A participant runs until it sleeps: a round trip to the
+// workers, one per partition at a time (the writes use
+// BulkOptions.PartitionOrder, which the simulation relies on). A participant runs until it sleeps: a round trip to the
 // service, a retry's backoff, the wait for the next flush. When none runs,
 // the clock jumps to the earliest wake-up and wakes that sleeper alone;
 // sleepers due at the same instant wake in the order of their keys (the

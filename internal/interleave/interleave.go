@@ -52,6 +52,13 @@ type Config struct {
 	// Warmup is how long each case runs before the rounds (JIT-warm
 	// servers, connection pools, caches); 0 means one slice.
 	Warmup time.Duration
+	// CollectGarbage makes each slice start from a collected heap (a
+	// runtime.GC before it, not measured) and end with a collection that
+	// is measured, so each case pays for collecting its own garbage and
+	// not for what the case before it left. Without it, a case that
+	// allocates little is charged for the background collection of a
+	// baseline that allocates much.
+	CollectGarbage bool
 
 	// now and cpu replace the wall clock and the process's CPU clock
 	// (tests of the harness itself run on a fake clock).
@@ -139,6 +146,9 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 		for _, i := range order {
 			c := &all[i]
 			var m0, m1 runtime.MemStats
+			if cfg.CollectGarbage {
+				runtime.GC()
+			}
 			runtime.ReadMemStats(&m0)
 			cpu0 := cfg.cpu()
 			t0 := cfg.now()
@@ -147,6 +157,9 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 					return Report{}, fmt.Errorf("interleave: %s: %w", c.Name, err)
 				}
 				next[i]++
+			}
+			if cfg.CollectGarbage {
+				runtime.GC()
 			}
 			wall := cfg.now().Sub(t0)
 			cpu := cfg.cpu() - cpu0

@@ -25,6 +25,7 @@ package azstore
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -96,6 +97,9 @@ type Store struct {
 	// emulator is set for a loopback or devstoreaccount1 table endpoint:
 	// it enables the Azurite corrections of tablecase.go.
 	emulator bool
+	// tableURL is the table endpoint without its query (a SAS), for the
+	// sub-request URLs of a transaction's body.
+	tableURL string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -167,6 +171,7 @@ func NewWithSharedKey(accountName, accountKey string, urls Endpoints, opts *Opti
 	s := newStore(opts)
 	var err error
 	s.emulator = isEmulator(urls.Table)
+	s.tableURL = endpointBase(urls.Table)
 	cred, cerr := aztables.NewSharedKeyCredential(accountName, accountKey)
 	if cerr != nil {
 		return nil, errors.New("azstore: the account key is not valid base64")
@@ -195,6 +200,7 @@ func NewWithTokenCredential(urls Endpoints, cred azcore.TokenCredential, opts *O
 	s := newStore(opts)
 	var err error
 	s.emulator = isEmulator(urls.Table)
+	s.tableURL = endpointBase(urls.Table)
 	if urls.Table != "" {
 		if s.tables, err = aztables.NewServiceClient(urls.Table, cred, tableOptions(opts)); err != nil {
 			return nil, endpointErr("table", err)
@@ -213,6 +219,7 @@ func NewFromSASURL(urls Endpoints, opts *Options) (*Store, error) {
 	s := newStore(opts)
 	var err error
 	s.emulator = isEmulator(urls.Table)
+	s.tableURL = endpointBase(urls.Table)
 	if urls.Table != "" {
 		if s.tables, err = aztables.NewServiceClientWithNoCredential(urls.Table, tableOptions(opts)); err != nil {
 			return nil, endpointErr("table", err)
@@ -222,6 +229,14 @@ func NewFromSASURL(urls Endpoints, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// endpointBase returns a service URL without its query and trailing slash.
+func endpointBase(u string) string {
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		u = u[:i]
+	}
+	return strings.TrimRight(u, "/")
 }
 
 // validAccountName checks a storage account name: 3 to 24 lowercase

@@ -7,29 +7,19 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
-	"github.com/tablekit/tablekit/store/wire"
 )
 
-var transactionTypes = [...]aztables.TransactionType{
-	store.ActionInsert:        aztables.TransactionTypeAdd,
-	store.ActionUpdateMerge:   aztables.TransactionTypeUpdateMerge,
-	store.ActionUpdateReplace: aztables.TransactionTypeUpdateReplace,
-	store.ActionUpsertMerge:   aztables.TransactionTypeInsertMerge,
-	store.ActionUpsertReplace: aztables.TransactionTypeInsertReplace,
-	store.ActionDelete:        aztables.TransactionTypeDelete,
-}
-
-// Transact implements store.Table with aztables' SubmitTransaction. The
-// SDK discards the changeset response, so the raw response is captured and
-// parsed here: the ETag of every action on success, and on failure the
-// failing action's code, status and index (from the "index:" prefix the
-// service puts on the message, or the part's Content-ID).
+// Transact implements store.Table: azstore writes the changeset itself
+// (changesetBody), with every entity encoded once by store/wire (an action
+// with a Source straight from it), sends it through aztables'
+// SubmitTransaction (see raw.go) and reads the answer once: the ETag of
+// every action on success, and on failure the failing action's code,
+// status and index (from the "index:" prefix the service puts on the
+// message, or the part's Content-ID).
 //
 // A transaction is all or nothing. One that may have been applied is never
 // sent again unless it is idempotent (store.Idempotent): a replay could
@@ -46,62 +36,50 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	if err := store.ValidateTransaction(actions); err != nil {
 		return nil, err
 	}
-	tas := make([]aztables.TransactionAction, len(actions))
-	buf := make([]byte, 0, 256*len(actions))
-	kctx, pk := keyCtx(ctx, actions[0].Entity.PartitionKey)
-	quoted := strings.Contains(pk, "'")
-	for i := range actions {
-		quoted = quoted || strings.Contains(actions[i].Entity.RowKey, "'")
-	}
-	rowKey := func(rk string) string { return rk }
-	if quoted {
-		kctx = withQuotedKeys(kctx)
-		pk = strings.ReplaceAll(pk, "'", "''")
-		rowKey = func(rk string) string { return strings.ReplaceAll(rk, "'", "''") }
-	}
-	for i := range actions {
-		a := &actions[i]
-		start := len(buf)
-		if a.Kind == store.ActionDelete {
-			buf = wire.AppendEntityEnd(wire.AppendEntityStart(buf, pk, rowKey(a.Entity.RowKey)))
-		} else {
-			e := a.Entity
-			e.PartitionKey, e.RowKey = pk, rowKey(e.RowKey)
-			var err error
-			if buf, err = wire.AppendEntity(buf, &e); err != nil {
-				return nil, store.WithIndex(store.Errorf(store.CodeInvalidValueType, 400, "%v", err), i)
-			}
+	bp := batchBuffers.Get().(*batchBuffer)
+	defer func() {
+		if bp != nil {
+			batchBuffers.Put(bp)
 		}
-		tas[i] = aztables.TransactionAction{ActionType: transactionTypes[a.Kind], Entity: buf[start:len(buf):len(buf)]}
-		if a.Kind.NeedsIfMatch() {
-			etag := azcore.ETag(a.IfMatch)
-			tas[i].IfMatch = &etag
-		}
-	}
-	var raw *http.Response
+	}()
+	rc := &rawCall{stubStatus: http.StatusAccepted, stubBody: stubTransaction}
 	// A transaction of upserts and If-Match * updates only repeats
 	// harmlessly, so it may be resent after a lost answer; any other is
 	// sent again only when the service certainly did not act on it.
-	sctx := kctx
+	sctx := ctx
 	if !store.Idempotent(actions) {
-		sctx = h.s.once(kctx)
+		sctx = h.s.once(ctx)
 	}
+	sctx = withRawCall(sctx, rc)
 	submit := func() error {
-		raw = nil
-		_, err := h.cl().SubmitTransaction(runtime.WithCaptureResponse(sctx, &raw), tas, nil)
+		// The body names the table, whose spelling recase may change.
+		body, ct, err := h.changesetBody(bp, h.client.Load().name, actions)
+		if err != nil {
+			return err
+		}
+		rc.Data, rc.contentType, rc.resp = body, ct, nil
+		_, err = h.cl().SubmitTransaction(sctx, stubActions, nil)
 		return err
 	}
 	what := "transaction on " + quote(h.name)
 	err = submit()
+	var se *store.Error
+	if errors.As(err, &se) {
+		return nil, err // refused while encoding: nothing was sent
+	}
 	if h.recase(ctx, err) {
 		err = submit()
 	}
-	results, err := h.transactResult(ctx, raw, err, what, actions)
+	results, err := h.transactResult(ctx, rc, err, what, actions)
 	// Azurite reports a table named in another letter case inside the
 	// batch answer (TableNotFound at action 0), where nothing was applied.
 	if err != nil && h.recase(ctx, err) {
 		err = submit()
-		results, err = h.transactResult(ctx, raw, err, what, actions)
+		results, err = h.transactResult(ctx, rc, err, what, actions)
+	}
+	if rc.resp == nil || rc.resp.StatusCode != http.StatusAccepted {
+		// The transport may not be done with the body: drop it.
+		bp = nil
 	}
 	if err != nil {
 		return h.settle(ctx, actions, err)
@@ -109,18 +87,22 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	return results, nil
 }
 
+// stubActions is the stand-in transaction handed to aztables.
+var stubActions = []aztables.TransactionAction{{ActionType: aztables.TransactionTypeDelete, Entity: []byte(`{"PartitionKey":"a","RowKey":"a"}`)}}
+
 // transactResult reads the answer to a transaction: the ETags of its
 // actions, or the failing action's error. An answer that was cut short or
 // cannot be read leaves the outcome unknown (a 202 means the service
 // processed the batch).
-func (h *tableHandle) transactResult(ctx context.Context, raw *http.Response, err error, what string, actions []store.Action) ([]store.ActionResult, error) {
+func (h *tableHandle) transactResult(ctx context.Context, rc *rawCall, err error, what string, actions []store.Action) ([]store.ActionResult, error) {
+	raw := rc.resp
 	if raw == nil || raw.StatusCode != http.StatusAccepted {
 		if err == nil {
 			return nil, decodeErr(errors.New("no changeset response"), what, true)
 		}
 		return nil, azbase.Classify(ctx, err, what, true)
 	}
-	body, perr := runtime.Payload(raw)
+	body, perr := rc.payload()
 	if perr != nil {
 		return nil, decodeErr(perr, what, true)
 	}

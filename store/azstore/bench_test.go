@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
+	"github.com/tablekit/tablekit/internal/interleave"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -261,4 +262,59 @@ func BenchmarkPagingAztablesPager(b *testing.B) {
 		}
 	}
 	reportRate(b, pagingEntities)
+}
+
+// BenchmarkPagingInterleaved reads the 20,000 entities of pagingTable per
+// operation, interleaved (internal/interleave): Table.Query following
+// continuation tokens, decoded to store.Entity, against aztables'
+// ListEntitiesPager handing back its raw []byte entities. Figures are per
+// entity. Run it with
+//
+//	scripts/with-azurite.sh go test -run '^$' -bench PagingInterleaved -benchtime 1x ./store/azstore/
+func BenchmarkPagingInterleaved(b *testing.B) {
+	st, name := pagingTable(b)
+	tbl := st.Table(name)
+	c := st.tables.NewClient(name)
+	ctx := b.Context()
+	rep, err := interleave.Measure(interleave.Config{Rounds: 7, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true},
+		interleave.Case{Name: "aztables-pager", Ops: pagingEntities, Op: func(int) error {
+			n := 0
+			pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)})
+			for pager.More() {
+				page, err := pager.NextPage(ctx)
+				if err != nil {
+					return err
+				}
+				n += len(page.Entities)
+			}
+			if n != pagingEntities {
+				return fmt.Errorf("read %d entities, want %d", n, pagingEntities)
+			}
+			return nil
+		}},
+		interleave.Case{Name: "azstore-Query", Ops: pagingEntities, Op: func(int) error {
+			n := 0
+			q := store.Query{}
+			for {
+				page, err := tbl.Query(ctx, q)
+				if err != nil {
+					return err
+				}
+				n += len(page.Entities)
+				if page.Continuation == "" {
+					break
+				}
+				q.Continuation = page.Continuation
+			}
+			if n != pagingEntities {
+				return fmt.Errorf("read %d entities, want %d", n, pagingEntities)
+			}
+			return nil
+		}},
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("%s\n%s\n", b.Name(), rep.Table())
+	rep.Metrics(b.ReportMetric)
 }

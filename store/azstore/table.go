@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
@@ -82,35 +83,150 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	if !pathSafe(h.name, pk, rk) {
 		return h.getByQuery(ctx, pk, rk, sel)
 	}
-	var raw *http.Response
-	kctx, kpk := keyCtx(ctx, pk)
-	get := func() (aztables.GetEntityResponse, error) {
-		raw = nil
-		return h.cl().GetEntity(runtime.WithCaptureResponse(kctx, &raw), kpk, rk,
-			&aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)})
-	}
-	resp, err := get()
-	if h.recase(ctx, err) {
-		resp, err = get()
-	}
+	body, etag, err := h.getBody(ctx, pk, rk)
 	if err != nil {
-		return store.Entity{}, azbase.Classify(ctx, err, h.what("get from", pk, rk), false)
-	}
-	// Decode the service's own bytes: aztables re-marshals the entity
-	// through map[string]any, which turns a whole Double 1.0 into 1.
-	body, err := runtime.Payload(raw)
-	if err != nil {
-		return store.Entity{}, azbase.Classify(ctx, err, h.what("get from", pk, rk), false)
+		return store.Entity{}, err
 	}
 	e, err := wire.DecodeEntity(body)
 	if err != nil {
 		return store.Entity{}, decodeErr(err, h.what("get from", pk, rk), false)
 	}
-	if resp.ETag != "" {
-		e.ETag = store.ETag(resp.ETag)
+	if etag != "" {
+		e.ETag = store.ETag(etag)
 	}
 	project(&e, sel)
 	return e, nil
+}
+
+// GetInto implements store.TypedTable: the service's answer is read once,
+// straight into r.
+func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.GetOptions, r store.EntityReader) error {
+	ctx, err := azbase.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := h.ready(); err != nil {
+		return err
+	}
+	sel, err := store.ValidateGet(pk, rk, opts)
+	if err != nil {
+		return err
+	}
+	if !pathSafe(h.name, pk, rk) {
+		e, err := h.getByQuery(ctx, pk, rk, sel)
+		if err != nil {
+			return err
+		}
+		return store.ReadEntity(&e, r)
+	}
+	body, etag, err := h.getBody(ctx, pk, rk)
+	if err != nil {
+		return err
+	}
+	if len(sel) > 0 {
+		r = &selectReader{EntityReader: r, sel: sel}
+	}
+	if err := wire.ReadEntity(body, r); err != nil {
+		var me *wire.MalformedError
+		if errors.As(err, &me) {
+			return decodeErr(err, h.what("get from", pk, rk), false)
+		}
+		return err
+	}
+	if etag != "" {
+		return r.SetETag(store.ETag(etag))
+	}
+	return nil
+}
+
+// getBody reads one entity and returns the service's bytes and ETag
+// header, which aztables never decodes (see raw.go).
+func (h *tableHandle) getBody(ctx context.Context, pk, rk string) ([]byte, string, error) {
+	rc := &rawCall{stubStatus: http.StatusOK, stubBody: "{}"}
+	kctx, kpk := keyCtx(ctx, pk)
+	kctx = withRawCall(kctx, rc)
+	get := func() error {
+		rc.resp = nil
+		_, err := h.cl().GetEntity(kctx, kpk, rk, &aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)})
+		return err
+	}
+	err := get()
+	if h.recase(ctx, err) {
+		err = get()
+	}
+	if err != nil {
+		return nil, "", azbase.Classify(ctx, err, h.what("get from", pk, rk), false)
+	}
+	body, err := rc.payload()
+	if err != nil {
+		return nil, "", azbase.Classify(ctx, err, h.what("get from", pk, rk), false)
+	}
+	return body, rc.etag(), nil
+}
+
+// selectReader passes on only the selected properties (keys, Timestamp
+// and ETag always), as project does.
+type selectReader struct {
+	store.EntityReader
+	sel []string
+}
+
+func (s *selectReader) ok(name string) bool { return slices.Contains(s.sel, name) }
+
+func (s *selectReader) SetString(name, v string) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetString(name, v)
+}
+
+func (s *selectReader) SetBinary(name string, v []byte) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetBinary(name, v)
+}
+
+func (s *selectReader) SetBool(name string, v bool) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetBool(name, v)
+}
+
+func (s *selectReader) SetInt32(name string, v int32) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetInt32(name, v)
+}
+
+func (s *selectReader) SetInt64(name string, v int64) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetInt64(name, v)
+}
+
+func (s *selectReader) SetDouble(name string, v float64) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetDouble(name, v)
+}
+
+func (s *selectReader) SetTime(name string, v time.Time) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetTime(name, v)
+}
+
+func (s *selectReader) SetGUID(name string, v store.GUID) error {
+	if !s.ok(name) {
+		return nil
+	}
+	return s.EntityReader.SetGUID(name, v)
 }
 
 // decodeErr reports an answer that could not be read (cut short, or
@@ -162,103 +278,40 @@ func project(e *store.Entity, sel []string) {
 	e.Properties = keep
 }
 
-// encode writes an entity's request body.
-func encode(e *store.Entity) ([]byte, error) {
-	body, err := wire.AppendEntity(make([]byte, 0, 256), e)
-	if err != nil {
-		return nil, store.Errorf(store.CodeInvalidValueType, 400, "%v", err)
-	}
-	return body, nil
-}
-
 // Insert implements store.Table. An insert is not idempotent: it is
 // retried only when the service refused it outright (see docs/azure.md).
 func (h *tableHandle) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	ctx, err := azbase.Begin(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := h.ready(); err != nil {
-		return "", err
-	}
-	if err := store.ValidateEntity(&e); err != nil {
-		return "", err
-	}
-	body, err := encode(&e)
-	if err != nil {
-		return "", err
-	}
-	add := func() (aztables.AddEntityResponse, error) {
-		return h.cl().AddEntity(h.s.once(ctx), body, &aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
-	}
-	resp, err := add()
-	if h.recase(ctx, err) {
-		resp, err = add()
-	}
-	if err != nil {
-		err = azbase.Classify(ctx, err, h.what("insert into", e.PartitionKey, e.RowKey), true)
-		return h.settleOne(ctx, store.Action{Kind: store.ActionInsert, Entity: e}, err)
-	}
-	return store.ETag(resp.ETag), nil
+	return h.Write(ctx, store.Action{Kind: store.ActionInsert, Entity: e})
 }
 
 // Update implements store.Table. An update conditional on an ETag is
 // retried only when refused outright: a replay after a lost response
 // would fail its own condition.
 func (h *tableHandle) Update(ctx context.Context, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
-	ctx, err := azbase.Begin(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := h.ready(); err != nil {
-		return "", err
-	}
-	if err := store.ValidateEntity(&e); err != nil {
-		return "", err
-	}
-	if err := store.ValidateETag(ifMatch); err != nil {
-		return "", err
-	}
 	kind := store.ActionUpdateMerge
 	if mode == store.Replace {
 		kind = store.ActionUpdateReplace
 	}
-	if !pathSafe(h.name, e.PartitionKey, e.RowKey) {
-		return h.writeByTransaction(ctx, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch})
-	}
-	kctx, body, err := encodeKeyed(ctx, &e)
-	if err != nil {
-		return "", err
-	}
-	if ifMatch != store.ETagAny {
-		kctx = h.s.once(kctx)
-	}
-	update := func() (aztables.UpdateEntityResponse, error) {
-		return h.cl().UpdateEntity(kctx, body, &aztables.UpdateEntityOptions{
-			IfMatch:    to.Ptr(azcore.ETag(ifMatch)),
-			UpdateMode: updateMode(mode),
-		})
-	}
-	resp, err := update()
-	if h.recase(ctx, err) {
-		resp, err = update()
-	}
-	if err != nil {
-		err = azbase.Classify(ctx, err, h.what("update", e.PartitionKey, e.RowKey), true)
-		return h.settleOne(ctx, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch}, err)
-	}
-	return store.ETag(resp.ETag), nil
-}
-
-func updateMode(m store.UpdateMode) aztables.UpdateMode {
-	if m == store.Replace {
-		return aztables.UpdateModeReplace
-	}
-	return aztables.UpdateModeMerge
+	return h.Write(ctx, store.Action{Kind: kind, Entity: e, IfMatch: ifMatch})
 }
 
 // Upsert implements store.Table. Upserts are idempotent and retried.
 func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.UpdateMode) (store.ETag, error) {
+	kind := store.ActionUpsertMerge
+	if mode == store.Replace {
+		kind = store.ActionUpsertReplace
+	}
+	return h.Write(ctx, store.Action{Kind: kind, Entity: e})
+}
+
+// Write implements store.TypedTable, and Insert, Update and Upsert: the
+// entity (from a.Source, checked as it is written, or from a.Entity,
+// validated first) is encoded once by store/wire, and those bytes are the
+// request body the service receives.
+func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, error) {
+	if a.Kind == store.ActionDelete {
+		return "", h.Delete(ctx, a.Entity.PartitionKey, a.Entity.RowKey, a.IfMatch)
+	}
 	ctx, err := azbase.Begin(ctx)
 	if err != nil {
 		return "", err
@@ -266,32 +319,109 @@ func (h *tableHandle) Upsert(ctx context.Context, e store.Entity, mode store.Upd
 	if err := h.ready(); err != nil {
 		return "", err
 	}
-	if err := store.ValidateEntity(&e); err != nil {
-		return "", err
+	if a.Kind < store.ActionInsert || a.Kind > store.ActionDelete {
+		return "", store.Errorf(store.CodeInvalidInput, 400, "unknown action kind %d", int(a.Kind))
 	}
-	kind := store.ActionUpsertMerge
-	if mode == store.Replace {
-		kind = store.ActionUpsertReplace
+	pk, rk := a.Entity.PartitionKey, a.Entity.RowKey
+	var body []byte
+	if a.Source != nil {
+		if a.Entity.Properties != nil {
+			return "", store.Errorf(store.CodeInvalidInput, 400, "entity (PartitionKey %s, RowKey %s): an action has both Source and Entity.Properties: set one", quote(pk), quote(rk))
+		}
+		if body, err = wire.AppendSource(make([]byte, 0, 512), pk, rk, a.Source, false); err != nil {
+			return "", err
+		}
+	} else {
+		if err := store.ValidateEntity(&a.Entity); err != nil {
+			return "", err
+		}
+		if body, err = encode(&a.Entity); err != nil {
+			return "", err
+		}
 	}
-	if !pathSafe(h.name, e.PartitionKey, e.RowKey) {
-		return h.writeByTransaction(ctx, store.Action{Kind: kind, Entity: e})
+	if a.Kind.NeedsIfMatch() {
+		if err := store.ValidateETag(a.IfMatch); err != nil {
+			return "", err
+		}
 	}
-	kctx, body, err := encodeKeyed(ctx, &e)
-	if err != nil {
-		return "", err
+	if a.Kind != store.ActionInsert && !pathSafe(h.name, pk, rk) {
+		return h.writeByTransaction(ctx, a)
 	}
-	upsert := func() (aztables.UpsertEntityResponse, error) {
-		return h.cl().UpsertEntity(kctx, body, &aztables.UpsertEntityOptions{UpdateMode: updateMode(mode)})
+	if len(body) >= asciiThreshold {
+		body = asciiJSON(body)
 	}
-	resp, err := upsert()
+	rc := &rawCall{Body: azbase.Body{Data: body}, stubStatus: http.StatusNoContent}
+	var send func() error
+	var what string
+	switch a.Kind {
+	case store.ActionInsert:
+		what = h.what("insert into", pk, rk)
+		sctx := h.s.once(withRawCall(ctx, rc))
+		stub := wire.AppendEntityEnd(wire.AppendEntityStart(make([]byte, 0, 32+len(pk)+len(rk)), pk, rk))
+		send = func() error {
+			_, err := h.cl().AddEntity(sctx, stub, &aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
+			return err
+		}
+	case store.ActionUpdateMerge, store.ActionUpdateReplace:
+		what = h.what("update", pk, rk)
+		kctx, stub := keyedStub(ctx, pk, rk)
+		if a.IfMatch != store.ETagAny {
+			kctx = h.s.once(kctx)
+		}
+		kctx = withRawCall(kctx, rc)
+		send = func() error {
+			_, err := h.cl().UpdateEntity(kctx, stub, &aztables.UpdateEntityOptions{
+				IfMatch:    to.Ptr(azcore.ETag(a.IfMatch)),
+				UpdateMode: updateMode(a.Kind == store.ActionUpdateReplace),
+			})
+			return err
+		}
+	default:
+		what = h.what("upsert into", pk, rk)
+		kctx, stub := keyedStub(ctx, pk, rk)
+		kctx = withRawCall(kctx, rc)
+		send = func() error {
+			_, err := h.cl().UpsertEntity(kctx, stub, &aztables.UpsertEntityOptions{UpdateMode: updateMode(a.Kind == store.ActionUpsertReplace)})
+			return err
+		}
+	}
+	err = send()
 	if h.recase(ctx, err) {
-		resp, err = upsert()
+		err = send()
 	}
 	if err != nil {
-		err = azbase.Classify(ctx, err, h.what("upsert into", e.PartitionKey, e.RowKey), true)
-		return h.settleOne(ctx, store.Action{Kind: kind, Entity: e}, err)
+		err = azbase.Classify(ctx, err, what, true)
+		return h.settleOne(ctx, a, err)
 	}
-	return store.ETag(resp.ETag), nil
+	return store.ETag(rc.etag()), nil
+}
+
+// encode writes an entity's request body.
+func encode(e *store.Entity) ([]byte, error) {
+	body, err := wire.AppendEntity(make([]byte, 0, 512), e)
+	if err != nil {
+		return nil, store.Errorf(store.CodeInvalidValueType, 400, "%v", err)
+	}
+	return body, nil
+}
+
+// asciiThreshold is the body size from which non-ASCII characters are
+// written as escapes (see tablePolicy).
+const asciiThreshold = 64 * 1024
+
+// keyedStub is the stand-in (see raw.go) of a write addressed by key in the URL: the
+// keys alone, with the placeholder for an empty PartitionKey, which
+// aztables reads to build the URL.
+func keyedStub(ctx context.Context, pk, rk string) (context.Context, []byte) {
+	kctx, kpk := keyCtx(ctx, pk)
+	return kctx, wire.AppendEntityEnd(wire.AppendEntityStart(make([]byte, 0, 32+len(kpk)+len(rk)), kpk, rk))
+}
+
+func updateMode(replace bool) aztables.UpdateMode {
+	if replace {
+		return aztables.UpdateModeReplace
+	}
+	return aztables.UpdateModeMerge
 }
 
 // Delete implements store.Table. A delete is retried only when refused
@@ -336,17 +466,4 @@ func keyCtx(ctx context.Context, pk string) (context.Context, string) {
 		return withEmptyPK(ctx), emptyPKPlaceholder
 	}
 	return ctx, pk
-}
-
-// encodeKeyed encodes an entity addressed by key in the URL (update,
-// upsert), with the placeholder for an empty PartitionKey.
-func encodeKeyed(ctx context.Context, e *store.Entity) (context.Context, []byte, error) {
-	if e.PartitionKey != "" {
-		body, err := encode(e)
-		return ctx, body, err
-	}
-	c := *e
-	c.PartitionKey = emptyPKPlaceholder
-	body, err := encode(&c)
-	return withEmptyPK(ctx), body, err
 }

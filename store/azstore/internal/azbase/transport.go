@@ -1,9 +1,11 @@
 package azbase
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -31,6 +33,21 @@ type attempt struct {
 }
 
 type attemptKey struct{}
+
+// bodyKey marks a request whose body is Body's bytes.
+type bodyKey struct{}
+
+// Body is a request body held in memory, which the transport hands
+// net/http as such (see Transport.Do).
+type Body struct {
+	// Data is the body.
+	Data []byte
+}
+
+// WithBody returns ctx marking its request's body as b.Data.
+func WithBody(ctx context.Context, b *Body) context.Context {
+	return context.WithValue(ctx, bodyKey{}, b)
+}
 
 // track returns ctx carrying a fresh attempt record.
 func track(ctx context.Context) (context.Context, *attempt) {
@@ -62,9 +79,21 @@ type Transport struct {
 }
 
 func (t Transport) Do(req *http.Request) (*http.Response, error) {
+	copied := false
 	if a := attemptOf(req.Context()); a != nil {
 		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.connected.Store(true) }}
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+		copied = true
+	}
+	if b, _ := req.Context().Value(bodyKey{}).(*Body); b != nil && req.Body != nil && req.ContentLength == int64(len(b.Data)) {
+		// The same bytes, as a reader net/http knows to be in memory: it
+		// then writes the headers and a small body in one system call
+		// instead of two (it flushes the headers first for any other
+		// reader, such as the SDK's rewindable wrapper).
+		if !copied {
+			req = req.WithContext(req.Context())
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b.Data))
 	}
 	resp, err := t.Next.Do(req)
 	if a := attemptOf(req.Context()); a != nil {

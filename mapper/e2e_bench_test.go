@@ -1,0 +1,428 @@
+package mapper
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+
+	"github.com/tablekit/tablekit/internal/azuritetest"
+	"github.com/tablekit/tablekit/internal/interleave"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore"
+)
+
+// End-to-end benchmarks of the paths users call, against Azurite, each
+// case interleaved with its baselines (internal/interleave). Run them with
+//
+//	scripts/with-azurite.sh go test -run '^$' -bench 'E2E' -benchtime 1x ./mapper/
+//
+// The baselines are the two programs an aztables user writes for the same
+// struct: bodies from json.Marshal of an aztables.EDMEntity (the
+// correctly typed path), and from json.Marshal of the struct itself (no
+// annotations: Int64, DateTime and Binary land as strings). Reads decode
+// aztables' answer with json.Unmarshal into an EDMEntity and copy its
+// properties to the struct, or straight into the struct.
+
+// e2eClients returns a table on Azurite through azstore and through a
+// plain aztables client, as a user would build it from the connection
+// string.
+func e2eClients(b *testing.B, prefix string) (*Repository[benchEmployee], *aztables.Client) {
+	b.Helper()
+	conn := azuritetest.Conn(b)
+	st, err := azstore.NewFromConnectionString(conn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+	if err := st.CreateTable(b.Context(), name); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.DeleteTable(context.Background(), name) })
+	svc, err := aztables.NewServiceClientFromConnectionString(conn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return NewRepository[benchEmployee](st, name), svc.NewClient(name)
+}
+
+// e2eValue is benchValue with keys of operation i.
+func e2eValue(prefix string, i int) benchEmployee {
+	v := benchValue()
+	v.Dept = fmt.Sprintf("d%02d", i%8)
+	v.ID = fmt.Sprintf("%s%08d", prefix, i)
+	return v
+}
+
+// edmOf is the aztables EDMEntity of v, typed as the service stores it.
+func edmOf(v *benchEmployee) aztables.EDMEntity {
+	return aztables.EDMEntity{
+		Entity: aztables.Entity{PartitionKey: v.Dept, RowKey: v.ID},
+		Properties: map[string]any{
+			"Name": v.Name, "Email": v.Email, "Age": v.Age, "Salary": aztables.EDMInt64(v.Salary),
+			"Rating": v.Rating, "Active": v.Active, "Hired": aztables.EDMDateTime(v.Hired),
+			"Photo": aztables.EDMBinary(v.Photo),
+		},
+	}
+}
+
+// fromEDM copies an EDMEntity's properties to the struct, as an aztables
+// user must.
+func fromEDM(e *aztables.EDMEntity, v *benchEmployee) error {
+	*v = benchEmployee{Dept: e.PartitionKey, ID: e.RowKey}
+	var ok [8]bool
+	v.Name, ok[0] = e.Properties["Name"].(string)
+	v.Email, ok[1] = e.Properties["Email"].(string)
+	v.Age, ok[2] = e.Properties["Age"].(int32)
+	var sal aztables.EDMInt64
+	sal, ok[3] = e.Properties["Salary"].(aztables.EDMInt64)
+	v.Salary = int64(sal)
+	v.Rating, ok[4] = e.Properties["Rating"].(float64)
+	v.Active, ok[5] = e.Properties["Active"].(bool)
+	var hired aztables.EDMDateTime
+	hired, ok[6] = e.Properties["Hired"].(aztables.EDMDateTime)
+	v.Hired = time.Time(hired)
+	var photo aztables.EDMBinary
+	photo, ok[7] = e.Properties["Photo"].(aztables.EDMBinary)
+	v.Photo = photo
+	for i, o := range ok {
+		if !o {
+			return fmt.Errorf("property %d of %s has another type: %v", i, v.ID, e.Properties)
+		}
+	}
+	return nil
+}
+
+func e2eReport(b *testing.B, rep interleave.Report) {
+	b.Helper()
+	fmt.Printf("%s\n%s\n", b.Name(), rep.Table())
+	rep.Metrics(b.ReportMetric)
+}
+
+// BenchmarkE2EInsert compares Repository.Insert with the aztables
+// programs that insert the same struct.
+func BenchmarkE2EInsert(b *testing.B) {
+	repo, c := e2eClients(b, "e2eins")
+	floor := newFloorClient(b, repo.Table().Name())
+	ctx := b.Context()
+	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond, CollectGarbage: true},
+		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
+			v := e2eValue("a", i)
+			body, err := json.Marshal(edmOf(&v))
+			if err != nil {
+				return err
+			}
+			_, err = c.AddEntity(ctx, body, nil)
+			return err
+		}},
+		interleave.Case{Name: "aztables+json.Marshal", Op: func(i int) error {
+			v := e2eValue("j", i)
+			body, err := json.Marshal(&v)
+			if err != nil {
+				return err
+			}
+			_, err = c.AddEntity(ctx, body, nil)
+			return err
+		}},
+		interleave.Case{Name: "Repository.Insert", Op: func(i int) error {
+			v := e2eValue("r", i)
+			return repo.Insert(ctx, &v)
+		}},
+		interleave.Case{Name: "net/http-floor", Op: func(i int) error {
+			v := e2eValue("f", i)
+			body, err := AppendJSON(nil, &v)
+			if err != nil {
+				return err
+			}
+			_, err = floor.do(ctx, http.MethodPost, floor.table, body, http.StatusNoContent)
+			return err
+		}},
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}
+
+// BenchmarkE2EGet compares Repository.Get with aztables' GetEntity
+// decoded into the struct.
+func BenchmarkE2EGet(b *testing.B) {
+	repo, c := e2eClients(b, "e2eget")
+	floor := newFloorClient(b, repo.Table().Name())
+	ctx := b.Context()
+	const n = 200
+	for i := range n {
+		v := e2eValue("g", i)
+		if err := repo.Insert(ctx, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	key := func(i int) (string, string) { v := e2eValue("g", i%n); return v.Dept, v.ID }
+	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond, CollectGarbage: true},
+		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
+			pk, rk := key(i)
+			resp, err := c.GetEntity(ctx, pk, rk, nil)
+			if err != nil {
+				return err
+			}
+			var e aztables.EDMEntity
+			if err := json.Unmarshal(resp.Value, &e); err != nil {
+				return err
+			}
+			var v benchEmployee
+			return fromEDM(&e, &v)
+		}},
+		interleave.Case{Name: "aztables+json.Unmarshal", Op: func(i int) error {
+			pk, rk := key(i)
+			resp, err := c.GetEntity(ctx, pk, rk, &aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
+			if err != nil {
+				return err
+			}
+			var v benchEmployee
+			return json.Unmarshal(resp.Value, &v)
+		}},
+		interleave.Case{Name: "Repository.Get", Op: func(i int) error {
+			pk, rk := key(i)
+			_, err := repo.Get(ctx, pk, rk)
+			return err
+		}},
+		interleave.Case{Name: "net/http-floor", Op: func(i int) error {
+			pk, rk := key(i)
+			_, err := floor.do(ctx, http.MethodGet, floor.table+"(PartitionKey='"+pk+"',RowKey='"+rk+"')", nil, http.StatusOK)
+			return err
+		}},
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}
+
+// BenchmarkE2EBulkOnePartition inserts 5,000 values into one partition
+// per operation: Repository.BulkWrite against the two aztables programs a
+// careful user writes (bodies from json.Marshal of EDMEntity, batches of
+// 100): one that sends the batches one after another (ordered), and one
+// that keeps 8 in flight (unordered). Figures are per entity.
+func BenchmarkE2EBulkOnePartition(b *testing.B) {
+	repo, c := e2eClients(b, "e2ebulk")
+	ctx := b.Context()
+	const n = 5000
+	values := func(prefix string, op int) []*benchEmployee {
+		out := make([]*benchEmployee, n)
+		for i := range out {
+			v := e2eValue(fmt.Sprintf("%s%04d-", prefix, op), i)
+			v.Dept = prefix // one partition per case
+			out[i] = &v
+		}
+		return out
+	}
+	batches := func(vs []*benchEmployee) ([][]aztables.TransactionAction, error) {
+		var out [][]aztables.TransactionAction
+		for len(vs) > 0 {
+			k := min(100, len(vs))
+			acts := make([]aztables.TransactionAction, k)
+			for i, v := range vs[:k] {
+				body, err := json.Marshal(edmOf(v))
+				if err != nil {
+					return nil, err
+				}
+				acts[i] = aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body}
+			}
+			out = append(out, acts)
+			vs = vs[k:]
+		}
+		return out, nil
+	}
+	ordered := interleave.Case{Name: "aztables-ordered", Ops: n, Op: func(op int) error {
+		bs, err := batches(values("o", op))
+		if err != nil {
+			return err
+		}
+		for _, acts := range bs {
+			if _, err := c.SubmitTransaction(ctx, acts, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	unordered := interleave.Case{Name: "aztables-unordered", Ops: n, Op: func(op int) error {
+		bs, err := batches(values("u", op))
+		if err != nil {
+			return err
+		}
+		sem := make(chan struct{}, 8)
+		errs := make(chan error, len(bs))
+		for _, acts := range bs {
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				_, err := c.SubmitTransaction(ctx, acts, nil)
+				errs <- err
+			}()
+		}
+		for range bs {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	bulk := interleave.Case{Name: "Repository.BulkWrite", Ops: n, Op: func(op int) error {
+		_, err := repo.BulkWrite(ctx, store.ActionInsert, values("b", op), store.BulkOptions{})
+		return err
+	}}
+	rep, err := interleave.Measure(interleave.Config{Rounds: 5, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true}, ordered, unordered, bulk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}
+
+// floorClient sends the same requests as azstore with net/http alone,
+// signed by hand (Shared Key Lite): no SDK pipeline, no encoding beyond
+// AppendJSON, nothing decoded. Its client CPU is what the HTTP exchange
+// itself costs, the floor under any client of the service.
+type floorClient struct {
+	hc              *http.Client
+	endpoint, table string
+	account         string
+	key             []byte
+}
+
+func newFloorClient(b *testing.B, table string) *floorClient {
+	b.Helper()
+	f := &floorClient{hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, table: table}
+	for _, part := range strings.Split(azuritetest.Conn(b), ";") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "TableEndpoint":
+			f.endpoint = strings.TrimRight(v, "/")
+		case "AccountName":
+			f.account = v
+		case "AccountKey":
+			var err error
+			if f.key, err = base64.StdEncoding.DecodeString(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return f
+}
+
+func (f *floorClient) do(ctx context.Context, method, path string, body []byte, want int) ([]byte, error) {
+	u := f.endpoint + "/" + path
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	date := time.Now().UTC().Format(http.TimeFormat)
+	mac := hmac.New(sha256.New, f.key)
+	mac.Write([]byte(date + "\n/" + f.account + req.URL.EscapedPath()))
+	h := req.Header
+	h["x-ms-date"] = []string{date}
+	h["x-ms-version"] = []string{"2019-02-02"}
+	h["DataServiceVersion"] = []string{"3.0"}
+	h["Accept"] = []string{"application/json;odata=minimalmetadata"}
+	h["Authorization"] = []string{"SharedKeyLite " + f.account + ":" + base64.StdEncoding.EncodeToString(mac.Sum(nil))}
+	if body != nil {
+		h["Content-Type"] = []string{"application/json"}
+		h["Prefer"] = []string{"return-no-content"}
+	}
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want {
+		return nil, fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, data)
+	}
+	return data, nil
+}
+
+// BenchmarkE2EQuery reads a partition of 1,000 values per operation:
+// Repository.Query against aztables' pager with each entity decoded by
+// json.Unmarshal into an EDMEntity (then copied to the struct), or
+// straight into the struct. Figures are per entity.
+func BenchmarkE2EQuery(b *testing.B) {
+	repo, c := e2eClients(b, "e2eqry")
+	ctx := b.Context()
+	const n = 1000
+	vals := make([]*benchEmployee, n)
+	for i := range vals {
+		v := e2eValue("q", i)
+		v.Dept = "q"
+		vals[i] = &v
+	}
+	if _, err := repo.BulkWrite(ctx, store.ActionInsert, vals, store.BulkOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	filter := "PartitionKey eq 'q'"
+	pager := func(decode func([]byte) error) func(int) error {
+		return func(int) error {
+			got := 0
+			p := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &filter})
+			for p.More() {
+				page, err := p.NextPage(ctx)
+				if err != nil {
+					return err
+				}
+				for _, raw := range page.Entities {
+					if err := decode(raw); err != nil {
+						return err
+					}
+					got++
+				}
+			}
+			if got != n {
+				return fmt.Errorf("read %d, want %d", got, n)
+			}
+			return nil
+		}
+	}
+	rep, err := interleave.Measure(interleave.Config{Rounds: 9, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true},
+		interleave.Case{Name: "aztables+EDMEntity", Ops: n, Op: pager(func(raw []byte) error {
+			var e aztables.EDMEntity
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return err
+			}
+			var v benchEmployee
+			return fromEDM(&e, &v)
+		})},
+		interleave.Case{Name: "aztables+json.Unmarshal", Ops: n, Op: pager(func(raw []byte) error {
+			var v benchEmployee
+			return json.Unmarshal(raw, &v)
+		})},
+		interleave.Case{Name: "Repository.Query", Ops: n, Op: func(int) error {
+			got := 0
+			for _, err := range repo.Query(ctx, Where[benchEmployee]("PartitionKey").Eq("q")) {
+				if err != nil {
+					return err
+				}
+				got++
+			}
+			if got != n {
+				return fmt.Errorf("read %d, want %d", got, n)
+			}
+			return nil
+		}},
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e2eReport(b, rep)
+}

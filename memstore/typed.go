@@ -1,0 +1,124 @@
+package memstore
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+var _ store.TypedTable = (*tableHandle)(nil)
+
+// Write implements store.TypedTable: one write, its properties taken from
+// a.Source through store.WriteSource (every rule checked) when it is set,
+// then applied as Insert, Update, Upsert or Delete apply it, faults
+// included.
+func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, error) {
+	if a.Source != nil && a.Kind != store.ActionDelete {
+		if a.Entity.Properties != nil {
+			return "", store.Errorf(store.CodeInvalidInput, 400, "entity (PartitionKey %q, RowKey %q): an action has both Source and Entity.Properties: set one", a.Entity.PartitionKey, a.Entity.RowKey)
+		}
+		props, err := store.SourceProperties(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, false)
+		if err != nil {
+			return "", err
+		}
+		a.Entity.Properties = props
+	}
+	a.Source = nil
+	var op Operation
+	switch a.Kind {
+	case store.ActionInsert:
+		op = OpInsert
+	case store.ActionUpdateMerge, store.ActionUpdateReplace:
+		op = OpUpdate
+	case store.ActionUpsertMerge, store.ActionUpsertReplace:
+		op = OpUpsert
+	case store.ActionDelete:
+		op = OpDelete
+		a.Entity.Properties = nil
+	default:
+		return "", store.Errorf(store.CodeInvalidInput, 400, "unknown action kind %d", int(a.Kind))
+	}
+	return h.write(ctx, op, a)
+}
+
+// GetInto implements store.TypedTable: the record's members go to r
+// straight from its packed form, without a map.
+func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.GetOptions, rd store.EntityReader) error {
+	sel, err := store.ValidateGet(pk, rk, opts)
+	if err != nil {
+		return err
+	}
+	t, err := h.begin(ctx, OpGet)
+	if err != nil {
+		return err
+	}
+	t.mu.RLock()
+	r := t.get(pk, rk)
+	t.mu.RUnlock()
+	if r == nil {
+		return notFound(h.name, pk, rk)
+	}
+	return r.read(sel, rd)
+}
+
+// read hands the record to rd; sel, when non-empty, projects its
+// properties.
+func (r record) read(sel []string, rd store.EntityReader) error {
+	if err := rd.SetPartitionKey(r.pk()); err != nil {
+		return err
+	}
+	if err := rd.SetRowKey(r.rk()); err != nil {
+		return err
+	}
+	if err := rd.SetTimestamp(r.timestamp()); err != nil {
+		return err
+	}
+	if err := rd.SetETag(r.etag()); err != nil {
+		return err
+	}
+	var rerr error
+	eachProp(r.props(), func(name string, tag byte, raw []byte) bool {
+		if len(sel) > 0 && !selected(sel, name) {
+			return true
+		}
+		rerr = readValue(rd, name, tag, raw)
+		return rerr == nil
+	})
+	return rerr
+}
+
+func selected(sel []string, name string) bool {
+	for _, s := range sel {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// readValue hands one packed value to rd with its type's method.
+func readValue(rd store.EntityReader, name string, tag byte, raw []byte) error {
+	switch tag {
+	case tagString:
+		return rd.SetString(name, unsafeString(raw))
+	case tagBinary:
+		return rd.SetBinary(name, append(make([]byte, 0, len(raw)), raw...))
+	case tagBool:
+		return rd.SetBool(name, raw[0] == 1)
+	case tagInt32:
+		return rd.SetInt32(name, int32(binary.LittleEndian.Uint32(raw)))
+	case tagInt64:
+		return rd.SetInt64(name, int64(binary.LittleEndian.Uint64(raw)))
+	case tagDouble:
+		return rd.SetDouble(name, math.Float64frombits(binary.LittleEndian.Uint64(raw)))
+	case tagDateTime:
+		return rd.SetTime(name, ticksToTime(int64(binary.LittleEndian.Uint64(raw))))
+	case tagGUID:
+		var g store.GUID
+		copy(g[:], raw)
+		return rd.SetGUID(name, g)
+	}
+	return nil
+}
