@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +78,11 @@ type BulkOptions struct {
 	// Sleep waits between retries; nil means a timer that gives up when ctx
 	// is done. Tests inject a fake to observe the backoff without waiting.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter turns a retry's backoff into the wait actually slept; nil
+	// means a random duration from half the backoff up to the backoff, so
+	// that writers throttled together do not all retry together. Tests
+	// that observe the backoff pass the identity, or a seeded source.
+	Jitter func(backoff time.Duration) time.Duration
 }
 
 // BulkProgress counts the writes of one Write call so far.
@@ -271,6 +277,9 @@ func (o BulkOptions) resolve() (BulkOptions, error) {
 	if o.MaxBackoff == 0 {
 		o.MaxBackoff = max(DefaultBulkMaxBackoff, o.Backoff)
 	}
+	if o.Jitter == nil {
+		o.Jitter = halfJitter
+	}
 	if o.Sleep == nil {
 		o.Sleep = sleepCtx
 	}
@@ -445,4 +454,12 @@ func (r *bulkRun) finish() {
 	if r.opts.Progress != nil && r.reported != r.progress {
 		r.reportLocked()
 	}
+}
+
+// halfJitter returns a random duration in [d/2, d).
+func halfJitter(d time.Duration) time.Duration {
+	if d < 2 {
+		return d
+	}
+	return d/2 + time.Duration(rand.Int64N(int64(d-d/2)))
 }

@@ -215,7 +215,7 @@ func (r *bulkRun) send(ctx context.Context, acts []Action, idx []int) ([]ActionR
 		if !again || attempt >= r.opts.MaxAttempts {
 			return nil, err
 		}
-		if serr := r.opts.Sleep(ctx, wait); serr != nil {
+		if serr := r.opts.Sleep(ctx, r.opts.Jitter(wait)); serr != nil {
 			if errors.Is(err, ErrUnknownOutcome) {
 				return nil, err
 			}

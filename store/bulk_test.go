@@ -322,6 +322,37 @@ func TestBulkWholeTransactionFailure(t *testing.T) {
 	}
 }
 
+// TestBulkRetriesAreJittered: by default a retry sleeps between half its
+// backoff and the backoff, not the same time for every writer.
+func TestBulkRetriesAreJittered(t *testing.T) {
+	busy := store.Errorf(store.CodeServerBusy, 503, "slow down")
+	f := &fakeTable{fail: func(n int, _ []store.Action) error {
+		if n < 6 {
+			return busy
+		}
+		return nil
+	}}
+	var sleeps []time.Duration
+	opts := store.BulkOptions{MaxAttempts: 8, Sleep: func(_ context.Context, d time.Duration) error {
+		sleeps = append(sleeps, d)
+		return nil
+	}}
+	if _, err := write(t, f, opts, []store.Action{insert("p", "a", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	backoff, distinct := 100*time.Millisecond, map[time.Duration]bool{}
+	for i, d := range sleeps {
+		if d < backoff/2 || d >= backoff {
+			t.Fatalf("retry %d slept %v, want [%v, %v)", i+1, d, backoff/2, backoff)
+		}
+		distinct[d] = true
+		backoff *= 2
+	}
+	if len(sleeps) != 6 || len(distinct) < 2 {
+		t.Fatalf("slept %v: want 6 jittered waits", sleeps)
+	}
+}
+
 func TestBulkRetriesTransientErrors(t *testing.T) {
 	busy := store.Errorf(store.CodeServerBusy, 503, "slow down")
 	for _, tc := range []struct {
@@ -345,6 +376,7 @@ func TestBulkRetriesTransientErrors(t *testing.T) {
 				return nil
 			}}
 			var sleeps []time.Duration
+			tc.opts.Jitter = func(d time.Duration) time.Duration { return d }
 			tc.opts.Sleep = func(_ context.Context, d time.Duration) error {
 				sleeps = append(sleeps, d)
 				return nil

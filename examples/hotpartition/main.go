@@ -156,6 +156,16 @@ func (e *env) close() {
 }
 
 // table returns the client's handle of a table.
+// jitter spreads a bulk retry's backoff as the bulk writer does by
+// default (half to all of it), from the simulation's seeded source, so a
+// run on the simulated clock repeats exactly.
+func (e *env) jitter(d time.Duration) time.Duration {
+	if d < 2 {
+		return d
+	}
+	return d/2 + time.Duration(e.rng.Int64N(int64(d-d/2)))
+}
+
 func (e *env) table(name string) store.Table {
 	t := e.st.Table(name)
 	if e.sim != nil {
@@ -335,7 +345,7 @@ func writeStream(ctx context.Context, e *env, l layout, cfg config, lines []logL
 	// makes a hot partition hotter.
 	opts := store.BulkOptions{Concurrency: cfg.Buckets, PartitionOrder: true}
 	if e.sim != nil {
-		opts.Sleep, opts.Progress = e.sim.Sleep, e.sim.progress
+		opts.Sleep, opts.Progress, opts.Jitter = e.sim.Sleep, e.sim.progress, e.jitter
 	}
 	w := store.NewBulkWriter(tbl, opts)
 	parts := map[string]bool{}

@@ -267,7 +267,7 @@ func TestSimBulkWriterFewerWorkers(t *testing.T) {
 					Entity: store.Entity{PartitionKey: fmt.Sprint("p", p), RowKey: fmt.Sprintf("%05d", i)}})
 			}
 		}
-		w := store.NewBulkWriter(e.table("Few"), store.BulkOptions{Concurrency: 3, PartitionOrder: true, Sleep: sim.Sleep, Progress: sim.progress})
+		w := store.NewBulkWriter(e.table("Few"), store.BulkOptions{Concurrency: 3, PartitionOrder: true, Sleep: sim.Sleep, Progress: sim.progress, Jitter: e.jitter})
 		res, err := sim.write(ctx, w, 3, acts)
 		if err != nil || res.Written != len(acts) {
 			t.Fatalf("write: %d of %d written: %v", res.Written, len(acts), err)
