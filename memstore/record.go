@@ -21,22 +21,36 @@ import (
 //
 // Layout: ts (8 bytes, service time in Unix nanoseconds: the ETag derives
 // from it), total length, key length, PartitionKey length and property
-// count (4 bytes each, little endian), then PartitionKey + "\x00" + RowKey
-// (keys cannot hold NUL), then the properties (see appendProps).
+// count (4 bytes each, little endian), then the ETag's text (etagLen
+// bytes, formatted once when the record is built, so a read hands out a
+// view of it instead of formatting it), then PartitionKey + "\x00" +
+// RowKey (keys cannot hold NUL), then the properties (see appendProps).
 type record []byte
 
-const recordHeader = 24
+const (
+	recordHeader = 24
+	// etagLen is the length of every ETag text: W/"datetime'...'" around
+	// a timestamp of fixed width (write times are Unix nanoseconds, so
+	// years have four digits).
+	etagLen = 46
+	// keyStart is where the keys begin.
+	keyStart = recordHeader + etagLen
+)
 
 func newRecord(pk, rk string, ts int64, props map[string]any) record {
 	keyLen := len(pk) + 1 + len(rk)
 	size, n := propsSize(props)
-	total := recordHeader + keyLen + size
+	total := keyStart + keyLen + size
 	data := make([]byte, recordHeader, total) // exactly sized
 	binary.LittleEndian.PutUint64(data[0:], uint64(ts))
 	binary.LittleEndian.PutUint32(data[8:], uint32(total))
 	binary.LittleEndian.PutUint32(data[12:], uint32(keyLen))
 	binary.LittleEndian.PutUint32(data[16:], uint32(len(pk)))
 	binary.LittleEndian.PutUint32(data[20:], uint32(n))
+	data = appendETag(data, ts)
+	if len(data) != keyStart {
+		panic("memstore: an ETag of unexpected length") // a write time outside 1678-2262
+	}
 	data = append(append(append(data, pk...), 0), rk...)
 	return appendProps(data, props)
 }
@@ -45,12 +59,12 @@ func (r record) ts() int64   { return int64(binary.LittleEndian.Uint64(r[0:])) }
 func (r record) keyLen() int { return int(binary.LittleEndian.Uint32(r[12:])) }
 func (r record) pkLen() int  { return int(binary.LittleEndian.Uint32(r[16:])) }
 func (r record) nprops() int { return int(binary.LittleEndian.Uint32(r[20:])) }
-func (r record) key() string { return unsafeString(r[recordHeader : recordHeader+r.keyLen()]) }
-func (r record) pk() string  { return unsafeString(r[recordHeader : recordHeader+r.pkLen()]) }
+func (r record) key() string { return unsafeString(r[keyStart : keyStart+r.keyLen()]) }
+func (r record) pk() string  { return unsafeString(r[keyStart : keyStart+r.pkLen()]) }
 func (r record) rk() string {
-	return unsafeString(r[recordHeader+r.pkLen()+1 : recordHeader+r.keyLen()])
+	return unsafeString(r[keyStart+r.pkLen()+1 : keyStart+r.keyLen()])
 }
-func (r record) props() []byte { return r[recordHeader+r.keyLen():] }
+func (r record) props() []byte { return r[keyStart+r.keyLen():] }
 func recordLen(b []byte) int   { return int(binary.LittleEndian.Uint32(b[8:])) }
 
 // Property type tags in the compact encoding.
@@ -232,16 +246,21 @@ func decodeValue(tag byte, raw []byte) any {
 // timestamp returns the record's Timestamp.
 func (r record) timestamp() time.Time { return time.Unix(0, r.ts()).UTC() }
 
-// etag formats the record's ETag the way the service does: a weak tag
-// holding the URL-escaped write time. Write times are unique per store, so
-// every write yields a new ETag.
-func (r record) etag() store.ETag { return etagAt(r.ts()) }
+// etag returns the record's ETag, formatted the way the service does (a
+// weak tag holding the URL-escaped write time) when the record was built.
+// Write times are unique per store, so every write yields a new ETag.
+func (r record) etag() store.ETag { return store.ETag(unsafeString(r[recordHeader:keyStart])) }
 
-// etagAt formats the ETag of a write at ts (Unix nanoseconds). Every row
-// of a transaction shares its write time, so a transaction formats it once.
+// etagAt formats the ETag of a write at ts (Unix nanoseconds).
 func etagAt(ts int64) store.ETag {
-	var buf, tsBuf [64]byte
-	b := append(buf[:0], `W/"datetime'`...)
+	var buf [etagLen]byte
+	return store.ETag(appendETag(buf[:0], ts))
+}
+
+// appendETag appends the ETag text of a write at ts to b.
+func appendETag(b []byte, ts int64) []byte {
+	var tsBuf [40]byte
+	b = append(b, `W/"datetime'`...)
 	// wire.AppendTime writes the layout 2006-01-02T15:04:05.0000000Z
 	// several times faster than time.Time.AppendFormat.
 	for _, c := range wire.AppendTime(tsBuf[:0], time.Unix(0, ts).UTC()) {
@@ -251,7 +270,7 @@ func etagAt(ts int64) store.ETag {
 			b = append(b, c)
 		}
 	}
-	return store.ETag(append(b, `'"`...))
+	return append(b, `'"`...)
 }
 
 // entity decodes the record; sel, when non-empty, projects its properties.
