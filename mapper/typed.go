@@ -318,11 +318,17 @@ func (r *reader) SetBinary(name string, b []byte) error {
 	}
 	f, fv, err := r.field(name)
 	if err == nil && f == nil {
+		if len(b) == 0 {
+			b = nil // as decodeEntity copies it
+		}
 		r.other(name, b)
 		return nil
 	}
 	if err == nil {
 		if f.kind == kBytes {
+			if b == nil {
+				b = []byte{} // as setBytes copies it
+			}
 			f.deref(fv).SetBytes(b) // the reader owns b
 		} else {
 			err = f.setBytes(fv, b)
