@@ -72,6 +72,9 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string
 	if len(names) > 0 {
 		scratch = make(map[string]any, len(names))
 	}
+	// One view for the page: Match takes a pointer, which would otherwise
+	// move a view per record to the heap.
+	view := new(store.Entity)
 	// Matching records are collected under the read lock and decoded after
 	// it: their bytes never change, and writers wait less.
 	var matched []record
@@ -107,8 +110,8 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string
 					return true
 				}
 				outside = 0
-				view := r.matchView(names, scratch)
-				if !f.Match(&view) {
+				*view = r.matchView(names, scratch)
+				if !f.Match(view) {
 					return true
 				}
 				matched = append(matched, r)
