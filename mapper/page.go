@@ -65,6 +65,9 @@ func readPage[T any](ctx context.Context, c *codec, tbl store.Table, typed store
 	// Each entity is read into one scratch value by one reader, and copied
 	// to its row when the next begins (or the page ends): the rows may
 	// move as they grow, the scratch value never does.
+	if q.Top > 0 {
+		rows = growRows(rows, min(q.Top, 32))
+	}
 	p := &pageRows[T]{rows: rows}
 	p.rd.c, p.rd.v = c, reflect.ValueOf(&p.v).Elem()
 	start := len(rows)

@@ -77,7 +77,7 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string
 	view := new(store.Entity)
 	// Matching records are collected under the read lock and decoded after
 	// it: their bytes never change, and writers wait less.
-	var matched []record
+	matched := make([]record, 0, min(limit, 64))
 	t.mu.RLock()
 	for _, kr := range plan.Ranges {
 		startPK, startRK, bounded := kr.Start()
