@@ -418,7 +418,7 @@ func BenchmarkE2EQuery(b *testing.B) {
 			return nil
 		}
 	}
-	rep, err := interleave.Measure(interleave.Config{Rounds: 9, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 21, Slice: time.Millisecond, Warmup: time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "aztables+EDMEntity", Ops: n, Op: pager(func(raw []byte) error {
 			var e aztables.EDMEntity
 			if err := json.Unmarshal(raw, &e); err != nil {
