@@ -13,7 +13,8 @@ import (
 // read: it hands the backend a PropertySource, which writes its properties
 // one by one into the backend's own form (a JSON request body on Azure, a
 // packed record in memstore), and reads through an EntityReader, which the
-// backend feeds straight from the service's answer. Entity stays the
+// backend feeds straight from the service's answer (one entity of a point
+// read, or each entity of a query page: QueryInto). Entity stays the
 // currency of the Table interface; TypedTable is the optional fast lane,
 // and every rule of the service is enforced on it by the same code as on
 // Entity values: a backend writes a source only through WriteSource, which
