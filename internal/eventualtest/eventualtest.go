@@ -53,16 +53,23 @@ type Env struct {
 
 var seq atomic.Int64
 
-// EachBackend runs body on memstore (with a fake clock) and on Azurite
-// (skipped when Azurite is not running).
-func EachBackend(t *testing.T, body func(t *testing.T, e Env)) {
+// EachBackend runs body on memstore (with a fake clock and opts) and on
+// Azurite (skipped when Azurite is not running).
+func EachBackend(t *testing.T, body func(t *testing.T, e Env), opts ...memstore.Option) {
 	t.Run("memstore", func(t *testing.T) {
-		c := NewClock()
-		body(t, Env{B: backendtest.Memstore(memstore.WithClock(c.Now)), Clock: c, Names: fmt.Sprint(seq.Add(1))})
+		body(t, MemEnv(opts...))
 	})
 	t.Run("azurite", func(t *testing.T) {
 		body(t, Env{B: backendtest.Azurite(t), Names: fmt.Sprintf("%d%d", time.Now().UnixNano()%1_000_000, seq.Add(1))})
 	})
+}
+
+// MemEnv is a fresh memstore on a fake clock, with opts after the clock:
+// the memstore half of EachBackend, for a test that runs on memstore
+// alone (its fault injection, its request counts).
+func MemEnv(opts ...memstore.Option) Env {
+	c := NewClock()
+	return Env{B: backendtest.Memstore(append([]memstore.Option{memstore.WithClock(c.Now)}, opts...)...), Clock: c, Names: fmt.Sprint(seq.Add(1))}
 }
 
 // Fake reports whether the clock is fake (memstore).
