@@ -303,14 +303,3 @@ func versionOf(e *store.Entity, rel string) int64 {
 	}
 	return 0
 }
-
-// sourceVersion reads a source row's version.
-func sourceVersion(e *store.Entity) int64 {
-	switch v := e.Properties[eventual.VersionProperty].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return 0
-}

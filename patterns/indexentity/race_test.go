@@ -169,7 +169,7 @@ func TestLateAndDuplicateStepsNeverGoBack(t *testing.T) {
 					must(t, err)
 					var v int64
 					if cur != nil {
-						v = versionOf(cur)
+						v = eventual.VersionOf(cur)
 					}
 					data, _ := json.Marshal([]change{{List: "lastname", Old: old, New: nu}})
 					ops = append(ops, op{version: v, data: data, rk: rk})

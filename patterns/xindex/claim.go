@@ -57,7 +57,7 @@ func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClai
 		owner := ownerOf(&cur)
 		if owner == c.owner {
 			w := want
-			if versionOf(&cur) > 0 {
+			if eventual.VersionOf(&cur) > 0 {
 				// Its own copy, whose removal (from an earlier write that
 				// gave the value up) may be on the way: stamp the claim on
 				// it, so the removal leaves a claim instead of a hole

@@ -67,17 +67,6 @@ func ownerOf(e *store.Entity) Ref {
 	return Ref{PartitionKey: pk, RowKey: rk}
 }
 
-// versionOf reads the version a row carries (0 for none: a claim).
-func versionOf(e *store.Entity) int64 {
-	switch v := e.Properties[eventual.VersionProperty].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return 0
-}
-
 // claimedAt reads when a claim row was claimed.
 func claimedAt(e *store.Entity) time.Time {
 	t, _ := e.Properties[ClaimedProperty].(time.Time)
@@ -121,7 +110,7 @@ type Hit[T any] struct {
 
 // decodeHit turns a copy row into a Hit.
 func (x *Table[T]) decodeHit(s *Spec[T], c store.Entity) (Hit[T], error) {
-	h := Hit[T]{Index: s.name, IndexValue: valueOf(c.RowKey), Source: ownerOf(&c), Version: versionOf(&c)}
+	h := Hit[T]{Index: s.name, IndexValue: valueOf(c.RowKey), Source: ownerOf(&c), Version: eventual.VersionOf(&c)}
 	if h.Source.RowKey == "" {
 		return h, fmt.Errorf("xindex: row (%q, %q) of %s is not an index copy: it has no %s", c.PartitionKey, c.RowKey, s.table, SourceRowProperty)
 	}

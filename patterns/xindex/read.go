@@ -48,7 +48,7 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (Hit[T], e
 		return Hit[T]{}, err
 	}
 	c, err := x.st.Table(s.table).Get(ctx, at.pk, at.rk, nil)
-	if err == nil && versionOf(&c) == 0 {
+	if err == nil && eventual.VersionOf(&c) == 0 {
 		err = store.Errorf(store.CodeResourceNotFound, 404, "xindex: %s %q is claimed by %s, not yet copied", index, cutValue(value), ownerOf(&c))
 	}
 	if err != nil {
@@ -85,7 +85,7 @@ func (x *Table[T]) Check(ctx context.Context, h Hit[T]) (Fresh[T], error) {
 	if !found {
 		return Fresh[T]{}, &DanglingError{Index: h.Index, Value: h.IndexValue, Source: h.Source, Gone: true, CopyVersion: h.Version}
 	}
-	f := Fresh[T]{Hit: h, Version: versionOf(&e)}
+	f := Fresh[T]{Hit: h, Version: eventual.VersionOf(&e)}
 	if err := mapper.Decode(e, &f.Value); err != nil {
 		return Fresh[T]{}, err
 	}
