@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
@@ -76,7 +77,7 @@ func encode[S any](v *S) (store.Entity, error) {
 		return e, err
 	}
 	if err := store.ValidateKeys(e.PartitionKey, e.RowKey); err != nil {
-		return e, fmt.Errorf("denorm: source (%q, %q): %w", cut(e.PartitionKey), cut(e.RowKey), err)
+		return e, fmt.Errorf("denorm: source (%q, %q): %w", naming.Cut(e.PartitionKey), naming.Cut(e.RowKey), err)
 	}
 	return e, nil
 }
@@ -191,7 +192,7 @@ func (d *Source[S]) Delete(ctx context.Context, v *S) error {
 // and its copies from every target. A missing source is not an error.
 func (d *Source[S]) DeleteKey(ctx context.Context, pk, rk string) error {
 	if err := store.ValidateKeys(pk, rk); err != nil {
-		return fmt.Errorf("denorm: source (%q, %q): %w", cut(pk), cut(rk), err)
+		return fmt.Errorf("denorm: source (%q, %q): %w", naming.Cut(pk), naming.Cut(rk), err)
 	}
 	var last error
 	for range maxRounds {

@@ -8,6 +8,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -30,11 +31,11 @@ func (s *Spec[T]) at(pk, rk, v string) (copyAt, error) {
 		crk, err = keys.Join(s.name, v, pk, rk)
 	}
 	if err != nil {
-		return copyAt{}, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, cutValue(v), store.MaxKeyUnits)
+		return copyAt{}, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, naming.Cut(v), store.MaxKeyUnits)
 	}
 	if err := store.ValidateKeys(cpk, crk); err != nil {
 		return copyAt{}, fmt.Errorf("xindex: index %s: value %q (copy partition %q, %d UTF-16 units; RowKey %d; the limit is %d): %w",
-			s.name, cutValue(v), cutValue(cpk), keys.UTF16Len(cpk), keys.UTF16Len(crk), store.MaxKeyUnits, err)
+			s.name, naming.Cut(v), naming.Cut(cpk), keys.UTF16Len(cpk), keys.UTF16Len(crk), store.MaxKeyUnits, err)
 	}
 	return copyAt{table: s.table, pk: cpk, rk: crk, value: v}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -49,10 +50,10 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (Hit[T], e
 	}
 	c, err := x.st.Table(s.table).Get(ctx, at.pk, at.rk, nil)
 	if err == nil && eventual.VersionOf(&c) == 0 {
-		err = store.Errorf(store.CodeResourceNotFound, 404, "xindex: %s %q is claimed by %s, not yet copied", index, cutValue(value), ownerOf(&c))
+		err = store.Errorf(store.CodeResourceNotFound, 404, "xindex: %s %q is claimed by %s, not yet copied", index, naming.Cut(value), ownerOf(&c))
 	}
 	if err != nil {
-		return Hit[T]{}, fmt.Errorf("xindex: %s %q in partition %q: %w", index, cutValue(value), at.pk, err)
+		return Hit[T]{}, fmt.Errorf("xindex: %s %q in partition %q: %w", index, naming.Cut(value), at.pk, err)
 	}
 	return x.decodeHit(s, c)
 }
@@ -163,7 +164,7 @@ func (x *Table[T]) scan(ctx context.Context, pk, index string, rangeOf func(*Spe
 		}
 		cpk := s.partition(pk)
 		if err := store.ValidateKeys(cpk, "r"); err != nil {
-			yield(Hit[T]{}, fmt.Errorf("xindex: index %s: partition %q: %w", index, cutValue(cpk), err))
+			yield(Hit[T]{}, fmt.Errorf("xindex: index %s: partition %q: %w", index, naming.Cut(cpk), err))
 			return
 		}
 		c := filter.PK.Eq(cpk).And(filter.RK.InRange(rng), filter.Prop(eventual.VersionProperty).Gt(int64(0)))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -41,7 +42,7 @@ func (x *Table[T]) plan(old *store.Entity, oldV *T, e *store.Entity, v *T) (plan
 				}
 				row := s.copyOf(at, e)
 				if err := store.ValidateEntity(&row); err != nil {
-					return p, fmt.Errorf("xindex: index %s: value %q: the copy cannot be stored: %w", s.name, cutValue(val), err)
+					return p, fmt.Errorf("xindex: index %s: value %q: the copy cannot be stored: %w", s.name, naming.Cut(val), err)
 				}
 				now = at
 				puts = append(puts, x.step(s, actPut, row))
@@ -79,7 +80,7 @@ func encode[T any](v *T) (store.Entity, error) {
 		return e, err
 	}
 	if err := store.ValidateKeys(e.PartitionKey, e.RowKey); err != nil {
-		return e, fmt.Errorf("xindex: entity (%q, %q): %w", cutValue(e.PartitionKey), cutValue(e.RowKey), err)
+		return e, fmt.Errorf("xindex: entity (%q, %q): %w", naming.Cut(e.PartitionKey), naming.Cut(e.RowKey), err)
 	}
 	return e, nil
 }
@@ -193,7 +194,7 @@ func (x *Table[T]) Delete(ctx context.Context, v *T) error {
 // with the intent to remove every copy. A missing entity is not an error.
 func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
 	if err := store.ValidateKeys(pk, rk); err != nil {
-		return fmt.Errorf("xindex: entity (%q, %q): %w", cutValue(pk), cutValue(rk), err)
+		return fmt.Errorf("xindex: entity (%q, %q): %w", naming.Cut(pk), naming.Cut(rk), err)
 	}
 	var last error
 	for range maxRounds {
