@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -252,23 +253,12 @@ func resolve(o Options) (Options, error) {
 		o.PageSize = 100
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = wait.Sleep
 	}
 	if o.Random == nil {
 		o.Random = rand.Uint64
 	}
 	return o, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // pause waits before try n (n >= 1): a random duration in the upper half
