@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
-	"github.com/tablekit/tablekit/patterns/partition"
 )
 
 // crashCounts add up the schedules of a run.
@@ -67,48 +66,10 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, p Placement, seed uint64
 		}
 	}
 	// Quiesce: worker and sweeper through the crashing store until the
-	// queue and the outbox are empty.
-	ob, err := partition.NewOutbox(e.B.Store.Table(f.table), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for round := 0; ; round++ {
-		if round == 200 {
-			t.Fatalf("seed %d: the engine did not quiesce", seed)
-		}
-		if eventualtest.Survive(func() {
-			for {
-				n, _ := f.eng.ProcessOnce(ctx)
-				if n == 0 {
-					break
-				}
-			}
-		}) {
-			restart()
-			continue
-		}
-		left := 0
-		for _, err := range ob.Scan(ctx, partition.ScanOptions{}) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			left++
-		}
-		visible, err := e.B.Store.Queue(f.eo.Queue).Peek(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if left == 0 && len(visible) == 0 {
-			break
-		}
-		if e.Fake() {
-			e.Pass(3*f.eo.Visibility + time.Minute)
-		} else {
-			time.Sleep(150 * time.Millisecond) // poll: the hidden message or the old row is back soon
-		}
-		if eventualtest.Survive(func() { _, _ = f.eng.Sweep(ctx, f.table) }) {
-			restart()
-		}
+	// queue and the outbox are empty, a fresh process after every crash
+	// still to come.
+	for eventualtest.Survive(func() { eventualtest.DrainTolerant(t, e, &f.eng, f.eo, e.B.Store, f.table) }) {
+		restart()
 	}
 	cs.Arm(0, false)
 	k := f.check(t)
