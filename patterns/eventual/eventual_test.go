@@ -356,7 +356,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		schedules, writes := 300, 8
 		if !e.Fake() {
-			schedules, writes = 12, 5
+			schedules, writes = 24, 5
 		}
 		if testing.Short() {
 			schedules = min(schedules, 20)
