@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/examples/internal/backend"
+	"github.com/tablekit/tablekit/examples/internal/exampletest"
 	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
@@ -26,38 +26,13 @@ transaction inserted 6 employees
 deleted; reading it again: not found = true
 `
 
-func runOn(t *testing.T, st store.Store, table string) {
-	t.Helper()
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, st, table); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != wantOutput {
-		t.Fatalf("output:\n%s\nwant:\n%s", out.String(), wantOutput)
-	}
-	// The walkthrough cleans up after itself.
-	page, err := st.ListTables(t.Context(), store.ListTablesOptions{Prefix: table})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ti := range page.Tables {
-		if strings.EqualFold(ti.Name, table) {
-			t.Fatalf("table %s was left behind", ti.Name)
-		}
-	}
-}
-
 func TestQuickstartOnMemstore(t *testing.T) {
-	runOn(t, memstore.New(memstore.WithShortPages(3)), "Quickstart")
+	exampletest.Run(t, memstore.New(memstore.WithShortPages(3)), "Quickstart", wantOutput, run)
 }
 
 func TestQuickstartOnAzurite(t *testing.T) {
-	conn := azuritetest.Conn(t)
-	st, name, err := backend.Open(conn)
-	if err != nil || !strings.HasPrefix(name, "Azurite") {
-		t.Fatalf("open: %v (%s)", err, name)
-	}
-	runOn(t, st, fmt.Sprintf("Quickstart%d", time.Now().UnixNano()%1_000_000_000))
+	st, table := exampletest.Azurite(t, "Quickstart")
+	exampletest.Run(t, st, table, wantOutput, run)
 }
 
 func TestQuickstartFailsCleanlyOnAnExistingTable(t *testing.T) {

@@ -1,16 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/tablekit/tablekit/examples/internal/backend"
-	"github.com/tablekit/tablekit/internal/azuritetest"
+	"github.com/tablekit/tablekit/examples/internal/exampletest"
 	"github.com/tablekit/tablekit/memstore"
-	"github.com/tablekit/tablekit/store"
 )
 
 const wantOutput = `Ada Lovelace: 367 properties and a 150000-byte photo in 2 rows, written in one transaction
@@ -22,34 +16,11 @@ values in partition Sales: emp_000123, emp_000125
 emp_000125 deleted: not found
 `
 
-func runOn(t *testing.T, st store.Store, table string) {
-	t.Helper()
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, st, table); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != wantOutput {
-		t.Fatalf("output:\n%s\nwant:\n%s", out.String(), wantOutput)
-	}
-	page, err := st.ListTables(t.Context(), store.ListTablesOptions{Prefix: table})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ti := range page.Tables {
-		if strings.EqualFold(ti.Name, table) {
-			t.Fatalf("table %s was left behind", ti.Name)
-		}
-	}
-}
-
 func TestWideOnMemstore(t *testing.T) {
-	runOn(t, memstore.New(memstore.WithShortPages(5)), "WideEmployees")
+	exampletest.Run(t, memstore.New(memstore.WithShortPages(5)), "WideEmployees", wantOutput, run)
 }
 
 func TestWideOnAzurite(t *testing.T) {
-	st, name, err := backend.Open(azuritetest.Conn(t))
-	if err != nil || !strings.HasPrefix(name, "Azurite") {
-		t.Fatalf("open: %v (%s)", err, name)
-	}
-	runOn(t, st, fmt.Sprintf("WideEmployees%d", time.Now().UnixNano()%1_000_000_000))
+	st, table := exampletest.Azurite(t, "WideEmployees")
+	exampletest.Run(t, st, table, wantOutput, run)
 }

@@ -39,6 +39,20 @@ func (c *CrashStore) Arm(n int64, after bool) {
 	c.at.Store(c.calls.Load() + n)
 }
 
+// ArmAt schedules a crash at the n-th request counted from the store's
+// first, before the request when n is even and after it when n is odd,
+// so that a seeded random n lands crashes on both sides of every kind of
+// request; a request already made never crashes. It is Arm for a test
+// that draws one number per crash.
+func (c *CrashStore) ArmAt(n int64) {
+	c.after.Store(n%2 == 1)
+	if n <= c.calls.Load() {
+		c.at.Store(0)
+		return
+	}
+	c.at.Store(n)
+}
+
 // Armed reports whether a crash is still to come.
 func (c *CrashStore) Armed() bool { return c.at.Load() != 0 }
 

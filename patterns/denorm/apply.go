@@ -185,7 +185,7 @@ func (d *Source[S]) postcheck(ctx context.Context, r *Rel[S], tbl store.Table, w
 	}
 	ver := v
 	if found {
-		if sourceVersion(&e) <= v {
+		if eventual.VersionOf(&e) <= v {
 			return nil
 		}
 		var s S
@@ -195,7 +195,7 @@ func (d *Source[S]) postcheck(ctx context.Context, r *Rel[S], tbl store.Table, w
 		if d.mapsTo(r, &s, t) {
 			return nil // its later operation refreshes the copy
 		}
-		ver = sourceVersion(&e)
+		ver = eventual.VersionOf(&e)
 	}
 	_, err = tbl.Update(ctx, r.merged(written, src, ver, nil), store.Replace, etag)
 	if err == nil || notFound(err) || errors.Is(err, store.ErrPreconditionFailed) {
@@ -204,25 +204,27 @@ func (d *Source[S]) postcheck(ctx context.Context, r *Rel[S], tbl store.Table, w
 	return err
 }
 
+// ref names source r's row for the engine.
+func (d *Source[S]) ref(r Ref) eventual.Ref {
+	return eventual.Ref{Table: d.name, PartitionKey: r.PartitionKey, RowKey: r.RowKey}
+}
+
 // source reads a source row as stored.
 func (d *Source[S]) source(ctx context.Context, r Ref) (store.Entity, bool, error) {
-	e, err := d.st.Table(d.name).Get(ctx, r.PartitionKey, r.RowKey, nil)
-	if notFound(err) {
-		return store.Entity{}, false, nil
-	}
+	e, found, err := d.ref(r).Read(ctx, d.st)
 	if err != nil {
 		return store.Entity{}, false, fmt.Errorf("denorm: read source %s: %w", r, err)
 	}
-	return e, true, nil
+	return e, found, nil
 }
 
 // movedOn reports whether source src is gone or past version v.
 func (d *Source[S]) movedOn(ctx context.Context, src Ref, v int64) (bool, error) {
-	e, found, err := d.source(ctx, src)
-	if err != nil || !found {
-		return !found, err
+	moved, err := d.ref(src).MovedPast(ctx, d.st, v)
+	if err != nil {
+		return false, fmt.Errorf("denorm: read source %s: %w", src, err)
 	}
-	return sourceVersion(&e) > v, nil
+	return moved, nil
 }
 
 // stillMaps reports whether source r maps to target t now.

@@ -93,7 +93,7 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, seed uint64, writes int)
 }
 
 // TestCrashAtEveryStep runs hundreds of seeded crash schedules on
-// memstore and a dozen on Azurite: at the end every target a source maps
+// memstore and two dozen on Azurite: at the end every target a source maps
 // to holds that source's values at its version, no target holds the copy
 // of a source that does not map to it, no target's own property changed,
 // and the poison queue is empty.
@@ -101,7 +101,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		schedules, writes := 300, 8
 		if !e.Fake() {
-			schedules, writes = 12, 5
+			schedules, writes = 24, 5
 		}
 		if testing.Short() {
 			schedules = min(schedules, 20)

@@ -3,11 +3,13 @@ package denorm
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -139,7 +141,7 @@ func New[S any](eng *eventual.Engine, table string, rels ...Rel[S]) (*Source[S],
 	seen := map[string]bool{}
 	written := map[string]string{}
 	for _, r := range rels {
-		if !validName(r.name) {
+		if !naming.Valid(r.name) {
 			return nil, refuse("relation name %q must be 1 to 32 letters, digits and underscores", r.name)
 		}
 		if seen[r.name] {
@@ -153,7 +155,7 @@ func New[S any](eng *eventual.Engine, table string, rels ...Rel[S]) (*Source[S],
 			return nil, refuse("relation %q copies no field: add them with Field", r.name)
 		}
 		for _, f := range r.fields {
-			if !contains(props, f.from) {
+			if !slices.Contains(props, f.from) {
 				return nil, refuse("relation %q copies %q, which is not a property of the type (properties: %s)", r.name, f.from, strings.Join(props, ", "))
 			}
 			if err := store.ValidatePropertyName(f.to); err != nil {
@@ -208,7 +210,7 @@ func (d *Source[S]) targetsOf(r *Rel[S], v *S, self Ref) ([]Target, error) {
 		}
 		if err := store.ValidateKeys(t.PartitionKey, t.RowKey); err != nil {
 			return nil, fmt.Errorf("denorm: relation %s: target (%q, %q) of %s (keys up to %d UTF-16 units, no / \\ # ?): %w",
-				r.name, cut(t.PartitionKey), cut(t.RowKey), t.Table, store.MaxKeyUnits, err)
+				r.name, naming.Cut(t.PartitionKey), naming.Cut(t.RowKey), t.Table, store.MaxKeyUnits, err)
 		}
 		if strings.EqualFold(t.Table, d.name) && t.PartitionKey == self.PartitionKey && t.RowKey == self.RowKey {
 			return nil, refuse("relation %s: source %s maps to itself", r.name, self)
@@ -233,35 +235,6 @@ func (d *Source[S]) mapsTo(r *Rel[S], v *S, t Target) bool {
 		}
 	}
 	return false
-}
-
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func cut(v string) string {
-	if len(v) > 64 {
-		return v[:64] + "..."
-	}
-	return v
 }
 
 // refuse builds a refusal of tablekit's own checks.
@@ -296,17 +269,6 @@ func sourceOf(e *store.Entity, rel string) (Ref, bool) {
 // versionOf reads a target's version under rel.
 func versionOf(e *store.Entity, rel string) int64 {
 	switch v := e.Properties[VersionProperty(rel)].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return 0
-}
-
-// sourceVersion reads a source row's version.
-func sourceVersion(e *store.Entity) int64 {
-	switch v := e.Properties[eventual.VersionProperty].(type) {
 	case int64:
 		return v
 	case int32:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/denorm"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
@@ -162,6 +163,21 @@ func TestGuideWalkthrough(t *testing.T) {
 		}
 		if err := d.Update(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
 			t.Fatalf("stale update: %v", err)
+		}
+		// A stale ETag refuses a delete too, and leaves the row; no ETag
+		// at all is refused naming the call.
+		if err := d.Delete(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
+			t.Fatalf("stale delete: %v", err)
+		}
+		if _, err := f.e.B.Store.Table(f.staff).Get(ctx, stale.Unit, stale.ID, nil); err != nil {
+			t.Fatalf("a stale delete removed the row: %v", err)
+		}
+		untagged := stale
+		untagged.ETag = ""
+		for name, op := range map[string]func(context.Context, *Employee) error{"update": d.Update, "delete": d.Delete} {
+			if err := op(ctx, &untagged); !errors.Is(err, mapper.ErrNoETag) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s without an ETag: %v; want mapper.ErrNoETag naming the call", name, err)
+			}
 		}
 		f.drain(t)
 		if c := f.scan(t, "Sales", nil); c.lost+c.duplicated+c.stale+c.clobbered != 0 || c.filled != 2 || t.Failed() {

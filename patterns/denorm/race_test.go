@@ -1,47 +1,12 @@
 package denorm_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/denorm"
 	"github.com/tablekit/tablekit/store"
 )
-
-// hookStore runs hook once, before the first table update that when
-// accepts: a moment chosen inside a worker's step.
-type hookStore struct {
-	store.Store
-	mu   sync.Mutex
-	when func(e store.Entity) bool
-	hook func()
-}
-
-func (s *hookStore) Table(name string) store.Table {
-	return &hookTable{Table: s.Store.Table(name), s: s}
-}
-
-type hookTable struct {
-	store.Table
-	s *hookStore
-}
-
-func (t *hookTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
-	t.s.mu.Lock()
-	h := t.s.hook
-	if h != nil && t.s.when(e) {
-		t.s.hook = nil
-	} else {
-		h = nil
-	}
-	t.s.mu.Unlock()
-	if h != nil {
-		h()
-	}
-	return t.Table.Update(ctx, e, m, im)
-}
 
 // TestTakeOverRacingTheSourcesMove: a worker takes a department over from
 // a manager who left it, and in that very moment the new manager leaves
@@ -52,7 +17,7 @@ func (t *hookTable) Update(ctx context.Context, e store.Entity, m store.UpdateMo
 func TestTakeOverRacingTheSourcesMove(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		hs := &hookStore{Store: e.B.Store}
+		hs := &eventualtest.HookStore{Store: e.B.Store}
 		f := newFixture(t, e, "dnrace", hs)
 		d := f.d
 		f.addTarget(t, f.depts, "dept", "dept_1")
@@ -71,10 +36,9 @@ func TestTakeOverRacingTheSourcesMove(t *testing.T) {
 		}
 		bobKey := "Ops !emp_000002"
 		ran := false
-		hs.when = func(en store.Entity) bool {
+		hs.Arm(func(en store.Entity) bool {
 			return en.RowKey == "dept_1" && en.Properties[denorm.SourceProperty("manager")] == bobKey && en.Properties["ManagerName"] == "Bob"
-		}
-		hs.hook = func() {
+		}, func() {
 			ran = true
 			bob.Manages = ""
 			if err := d.Update(ctx, bob); err != nil {
@@ -84,7 +48,7 @@ func TestTakeOverRacingTheSourcesMove(t *testing.T) {
 			if n, err := f.eng.ProcessOnce(ctx); n != 1 || err != nil {
 				t.Errorf("the removal: %d, %v", n, err)
 			}
-		}
+		})
 		f.drain(t)
 		if !ran {
 			t.Fatal("the take-over never happened")

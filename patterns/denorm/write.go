@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
@@ -76,7 +77,7 @@ func encode[S any](v *S) (store.Entity, error) {
 		return e, err
 	}
 	if err := store.ValidateKeys(e.PartitionKey, e.RowKey); err != nil {
-		return e, fmt.Errorf("denorm: source (%q, %q): %w", cut(e.PartitionKey), cut(e.RowKey), err)
+		return e, fmt.Errorf("denorm: source (%q, %q): %w", naming.Cut(e.PartitionKey), naming.Cut(e.RowKey), err)
 	}
 	return e, nil
 }
@@ -105,21 +106,9 @@ func (d *Source[S]) Insert(ctx context.Context, v *S) error {
 // without one), sets its copies on its targets and removes them from the
 // targets it no longer maps to; it stores the new ETag in v.
 func (d *Source[S]) Update(ctx context.Context, v *S) error {
-	etag := mapper.ETagOf(v)
-	if etag == "" {
-		return fmt.Errorf("denorm: update: %w", mapper.ErrNoETag)
-	}
-	e, err := encode(v)
+	e, cur, err := d.current(ctx, v, "update")
 	if err != nil {
 		return err
-	}
-	cur, err := d.st.Table(d.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
-	if err != nil {
-		return err
-	}
-	if cur.ETag != etag {
-		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-			"denorm: source (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
 	}
 	return d.change(ctx, v, &e, &cur)
 }
@@ -168,30 +157,40 @@ func (d *Source[S]) Refresh(ctx context.Context, pk, rk string) error {
 // Delete removes source *v if it still has the ETag in v's etag field,
 // and its copies from every target.
 func (d *Source[S]) Delete(ctx context.Context, v *S) error {
-	etag := mapper.ETagOf(v)
-	if etag == "" {
-		return fmt.Errorf("denorm: delete: %w", mapper.ErrNoETag)
-	}
-	e, err := encode(v)
+	_, cur, err := d.current(ctx, v, "delete")
 	if err != nil {
 		return err
-	}
-	cur, err := d.st.Table(d.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
-	if err != nil {
-		return err
-	}
-	if cur.ETag != etag {
-		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-			"denorm: source (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
 	}
 	return d.change(ctx, nil, nil, &cur)
+}
+
+// current reads the stored source of *v for op ("update" or "delete"),
+// which may go on only if it still has the ETag in v's etag field:
+// mapper.ErrNoETag without one, store.ErrPreconditionFailed when it
+// changed. It returns *v encoded and the stored row.
+func (d *Source[S]) current(ctx context.Context, v *S, op string) (e, cur store.Entity, err error) {
+	etag := mapper.ETagOf(v)
+	if etag == "" {
+		return e, cur, fmt.Errorf("denorm: %s: %w", op, mapper.ErrNoETag)
+	}
+	if e, err = encode(v); err != nil {
+		return e, cur, err
+	}
+	if cur, err = d.st.Table(d.name).Get(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
+		return e, cur, err
+	}
+	if cur.ETag != etag {
+		return e, cur, store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+			"denorm: source (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+	}
+	return e, cur, nil
 }
 
 // DeleteKey removes the source with keys (pk, rk) whatever its version,
 // and its copies from every target. A missing source is not an error.
 func (d *Source[S]) DeleteKey(ctx context.Context, pk, rk string) error {
 	if err := store.ValidateKeys(pk, rk); err != nil {
-		return fmt.Errorf("denorm: source (%q, %q): %w", cut(pk), cut(rk), err)
+		return fmt.Errorf("denorm: source (%q, %q): %w", naming.Cut(pk), naming.Cut(rk), err)
 	}
 	var last error
 	for range maxRounds {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
@@ -141,7 +142,7 @@ func New(st store.Store, opts Options) (*Engine, error) {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = wait.Sleep
 	}
 	ids := keys.NewIDGenerator(o.Now, nil)
 	if o.Owner == "" {
@@ -155,17 +156,6 @@ func New(st store.Store, opts Options) (*Engine, error) {
 		o.Partition = &partition.Options{Now: o.Now}
 	}
 	return &Engine{st: st, o: o, queue: st.Queue(o.Queue), poison: st.Queue(o.PoisonQueue), ids: ids}, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Setup creates the queues and, when one is configured, the container.

@@ -7,146 +7,21 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/backendtest"
-	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
-// clock is a fake clock for memstore and the engine, moved by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// env is one backend with a clock: memstore's is fake, Azurite's the
-// wall clock (waiting is then real).
-type env struct {
-	b     backendtest.Backend
-	clock *clock // nil on Azurite
-	names string // unique suffix for queue and table names
-}
-
-var envSeq atomic.Int64
-
-// eachBackend runs body on memstore (with a fake clock) and on Azurite.
-func eachBackend(t *testing.T, body func(t *testing.T, e env)) {
-	t.Run("memstore", func(t *testing.T) {
-		c := newClock()
-		body(t, env{b: backendtest.Memstore(memstore.WithClock(c.Now)), clock: c, names: fmt.Sprint(envSeq.Add(1))})
-	})
-	t.Run("azurite", func(t *testing.T) {
-		body(t, env{b: backendtest.Azurite(t), names: fmt.Sprintf("%d%d", time.Now().UnixNano()%1_000_000, envSeq.Add(1))})
-	})
-}
-
-// now reads the env's clock.
-func (e env) now() time.Time {
-	if e.clock != nil {
-		return e.clock.Now()
-	}
-	return time.Now()
-}
-
-// pass lets d go by: on the fake clock at once, on Azurite for real.
-func (e env) pass(d time.Duration) {
-	if e.clock != nil {
-		e.clock.Advance(d)
-		return
-	}
-	time.Sleep(d)
-}
-
-// opts are engine options for a test: short visibility on Azurite, where
-// time is real.
-func (e env) opts(queue string) eventual.Options {
-	o := eventual.Options{Queue: queue + e.names, Container: "ops" + e.names, Visibility: time.Second,
-		Backoff: time.Millisecond, Concurrency: 4, PollInterval: 10 * time.Millisecond}
-	if e.clock != nil {
-		o.Now = e.clock.Now
-		o.Visibility = 30 * time.Second
-		o.Sleep = func(context.Context, time.Duration) error { return nil }
-	}
+// opts are eventualtest's engine options with a container for large
+// operations, and the engine's own SweepAfter (twice the visibility).
+func opts(e eventualtest.Env, queue string) eventual.Options {
+	o := e.Opts(queue)
+	o.Container = "ops" + e.Names
+	o.SweepAfter = 0
 	return o
-}
-
-// newEngine builds and sets up an engine over st.
-func newEngine(t *testing.T, st store.Store, o eventual.Options) *eventual.Engine {
-	t.Helper()
-	eng, err := eventual.New(st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Setup(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return eng
-}
-
-// drain sweeps and processes until the queue has been empty for a round
-// and the source table's outbox is empty, letting visibility timeouts and
-// sweep ages pass in between.
-func drain(t *testing.T, e env, eng *eventual.Engine, o eventual.Options, st store.Store, table string) {
-	t.Helper()
-	ctx := context.Background()
-	ob, err := partition.NewOutbox(st.Table(table), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for round := 0; round < 40; round++ {
-		for {
-			n, err := eng.ProcessOnce(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				break
-			}
-		}
-		left := 0
-		for _, err := range ob.Scan(ctx, partition.ScanOptions{}) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			left++
-		}
-		visible, err := st.Queue(o.Queue).Peek(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if left == 0 && len(visible) == 0 && round > 0 {
-			return
-		}
-		// Let hidden messages reappear and old outbox rows become
-		// sweepable.
-		e.pass(o.Visibility + time.Second)
-		if e.clock != nil {
-			e.pass(o.SweepAfter + 2*o.Visibility)
-		}
-		if _, err := eng.Sweep(ctx, table); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Fatal("the engine did not quiesce in 40 rounds")
 }
 
 // TestMoveEmployeeToArchive is the design guide's example: an employee
@@ -154,13 +29,13 @@ func drain(t *testing.T, e env, eng *eventual.Engine, o eventual.Options, st sto
 // delete and the intent commit together; the worker makes the archive
 // copy; nothing is lost, nothing is left behind.
 func TestMoveEmployeeToArchive(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		st := e.b.Store
-		current := e.b.NewTable(t, "current")
-		archive := e.b.NewTable(t, "archive")
-		o := e.opts("moves")
-		eng := newEngine(t, st, o)
+		st := e.B.Store
+		current := e.B.NewTable(t, "current")
+		archive := e.B.NewTable(t, "archive")
+		o := opts(e, "moves")
+		eng := eventualtest.NewEngine(t, st, o)
 		if _, err := eng.Write(ctx, current, "Sales", func(tx *eventual.Tx) error {
 			return tx.Insert("employee", store.Entity{RowKey: "000123", Properties: map[string]any{"Name": "Don Hall"}})
 		}); err != nil {
@@ -175,12 +50,12 @@ func TestMoveEmployeeToArchive(t *testing.T) {
 				return err
 			}
 			return tx.Then(ctx, "000123", eventual.Upsert(archive, store.Entity{PartitionKey: "Sales", RowKey: "000123",
-				Properties: map[string]any{"Name": "Don Hall", "Left": e.now().UTC().Truncate(time.Second)}}))
+				Properties: map[string]any{"Name": "Don Hall", "Left": e.Now().UTC().Truncate(time.Second)}}))
 		})
 		if err != nil || len(res.Outbox) != 1 {
 			t.Fatalf("move: %v, %+v", err, res)
 		}
-		drain(t, e, eng, o, st, current)
+		eventualtest.Drain(t, e, &eng, o, st, current)
 		got, err := st.Table(archive).Get(ctx, "Sales", "000123", nil)
 		if err != nil || got.Properties["Name"] != "Don Hall" || got.Properties[eventual.VersionProperty] != res.Version {
 			t.Fatalf("archive copy: %v, %v; want the employee with version %d", got.Properties, err, res.Version)
@@ -196,13 +71,13 @@ func TestMoveEmployeeToArchive(t *testing.T) {
 // order, leave the copy at the newest version, and the operation of a
 // deleted source does not create the copy again.
 func TestLateAndDuplicateDeliveryNeverGoesBack(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		st := e.b.Store
-		src := e.b.NewTable(t, "src")
-		dst := e.b.NewTable(t, "dst")
-		o := e.opts("late")
-		eng := newEngine(t, st, o)
+		st := e.B.Store
+		src := e.B.NewTable(t, "src")
+		dst := e.B.NewTable(t, "dst")
+		o := opts(e, "late")
+		eng := eventualtest.NewEngine(t, st, o)
 		ops := make([]eventual.Operation, 0, 4)
 		for v, name := range []string{"a", "b", "c"} {
 			_, err := eng.Write(ctx, src, "p", func(tx *eventual.Tx) error {
@@ -269,13 +144,13 @@ func TestLateAndDuplicateDeliveryNeverGoesBack(t *testing.T) {
 // the error of every attempt; once the table exists, Redrive sends it back
 // and it completes. A missing operation blob is reported the same way.
 func TestPoisonAndRedrive(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		st := e.b.Store
-		o := e.opts("poison")
+		st := e.B.Store
+		o := opts(e, "poison")
 		o.MaxReceives = 3
-		eng := newEngine(t, st, o)
-		missing := "late" + e.names
+		eng := eventualtest.NewEngine(t, st, o)
+		missing := "late" + e.Names
 		if err := eng.Submit(ctx, eventual.Operation{Steps: []eventual.Step{
 			eventual.Upsert(missing, store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"A": int32(1)}})}}); err != nil {
 			t.Fatal(err)
@@ -284,7 +159,7 @@ func TestPoisonAndRedrive(t *testing.T) {
 			if _, err := eng.ProcessOnce(ctx); err != nil {
 				t.Fatal(err)
 			}
-			e.pass(1200 * time.Millisecond) // a failed receive comes back after 1 s
+			e.Pass(1200 * time.Millisecond) // a failed receive comes back after 1 s
 		}
 		poisoned, err := eng.Poisoned(ctx, 32)
 		if err != nil || len(poisoned) != 1 {
@@ -315,14 +190,14 @@ func TestPoisonAndRedrive(t *testing.T) {
 		// A large operation lives in a blob; with the blob gone the message
 		// goes to the poison queue with a clear error, and the worker goes on.
 		big := make([]byte, 60*1024)
-		if err := eng.Submit(ctx, eventual.Operation{Steps: []eventual.Step{eventual.PutBlob("ops"+e.names, "payload", big)}}); err != nil {
+		if err := eng.Submit(ctx, eventual.Operation{Steps: []eventual.Step{eventual.PutBlob("ops"+e.Names, "payload", big)}}); err != nil {
 			t.Fatal(err)
 		}
-		page, err := st.Container("ops"+e.names).List(ctx, store.BlobListOptions{Prefix: "op-"})
+		page, err := st.Container("ops"+e.Names).List(ctx, store.BlobListOptions{Prefix: "op-"})
 		if err != nil || len(page.Blobs) != 1 {
 			t.Fatalf("the large operation's blob: %+v, %v", page.Blobs, err)
 		}
-		if err := st.Container("ops"+e.names).DeleteBlob(ctx, page.Blobs[0].Name, store.ETagAny); err != nil {
+		if err := st.Container("ops"+e.Names).DeleteBlob(ctx, page.Blobs[0].Name, store.ETagAny); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := eng.ProcessOnce(ctx); err != nil {
@@ -339,13 +214,13 @@ func TestPoisonAndRedrive(t *testing.T) {
 // table, or too large without a container, is refused with an error
 // naming the value, and the source write does not happen.
 func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		st := e.b.Store
-		src := e.b.NewTable(t, "badsrc")
-		o := e.opts("bad")
+		st := e.B.Store
+		src := e.B.NewTable(t, "badsrc")
+		o := opts(e, "bad")
 		o.Container = ""
-		eng := newEngine(t, st, o)
+		eng := eventualtest.NewEngine(t, st, o)
 		cases := map[string]eventual.Step{
 			"key with /":              eventual.Upsert("Copies", store.Entity{PartitionKey: "a/b", RowKey: "r"}),
 			"bad table name":          eventual.Delete("1bad", "p", "r"),
@@ -379,20 +254,20 @@ type scenarioCounts struct {
 	schedules, crashes, operations, lost, duplicated, stale, poisoned int
 }
 
-func runScenario(t *testing.T, e env, seed uint64, writes int) scenarioCounts {
+func runScenario(t *testing.T, e eventualtest.Env, seed uint64, writes int) scenarioCounts {
 	var c scenarioCounts
 	c.schedules = 1
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 0xe7e))
-	cs := &crashStore{Store: e.b.Store}
-	src := e.b.NewTable(t, "src")
-	dst := e.b.NewTable(t, "dst")
-	o := e.opts(fmt.Sprintf("cr%d", seed))
+	cs := &eventualtest.CrashStore{Store: e.B.Store}
+	src := e.B.NewTable(t, "src")
+	dst := e.B.NewTable(t, "dst")
+	o := opts(e, fmt.Sprintf("cr%d", seed))
 	o.Concurrency = 1
-	eng := newEngine(t, cs, o)
+	eng := eventualtest.NewEngine(t, cs, o)
 	const sources = 4
 	// Crash somewhere in the first few hundred requests.
-	cs.budget.Store(int64(1 + r.IntN(8*writes)))
+	cs.ArmAt(int64(1 + r.IntN(8*writes)))
 	restart := func() {
 		var err error
 		eng, err = eventual.New(cs, o) // a fresh process
@@ -404,7 +279,7 @@ func runScenario(t *testing.T, e env, seed uint64, writes int) scenarioCounts {
 		k := fmt.Sprintf("s%d", r.IntN(sources))
 		remove := r.IntN(4) == 0
 		name := fmt.Sprintf("v%d", i)
-		crashed := survive(func() {
+		crashed := eventualtest.Survive(func() {
 			_, _ = eng.Write(ctx, src, "p", func(tx *eventual.Tx) error {
 				if remove {
 					if err := tx.Delete("src", k, store.ETagAny); err != nil {
@@ -425,7 +300,7 @@ func runScenario(t *testing.T, e env, seed uint64, writes int) scenarioCounts {
 		}
 		// Now and then the worker runs, and may crash too.
 		if r.IntN(3) == 0 {
-			if survive(func() { _, _ = eng.ProcessOnce(ctx) }) {
+			if eventualtest.Survive(func() { _, _ = eng.ProcessOnce(ctx) }) {
 				c.crashes++
 				restart()
 			}
@@ -433,19 +308,19 @@ func runScenario(t *testing.T, e env, seed uint64, writes int) scenarioCounts {
 	}
 	// Quiesce, restarting after every crash still to come.
 	for {
-		if !survive(func() { drain(t, e, eng, o, cs, src) }) {
+		if !eventualtest.Survive(func() { eventualtest.Drain(t, e, &eng, o, cs, src) }) {
 			break
 		}
 		c.crashes++
 		restart()
 	}
-	cs.budget.Store(0)
+	cs.Arm(0, false)
 	// Every source and its copy agree: same presence, same name, same
 	// version; nothing poisoned.
 	for i := range sources {
 		k := fmt.Sprintf("s%d", i)
-		s, serr := e.b.Store.Table(src).Get(ctx, "p", k, nil)
-		d, derr := e.b.Store.Table(dst).Get(ctx, "copy", k, nil)
+		s, serr := e.B.Store.Table(src).Get(ctx, "p", k, nil)
+		d, derr := e.B.Store.Table(dst).Get(ctx, "copy", k, nil)
 		switch {
 		case serr == nil && errors.Is(derr, store.ErrNotFound):
 			c.lost++
@@ -478,10 +353,10 @@ func runScenario(t *testing.T, e env, seed uint64, writes int) scenarioCounts {
 // copy without its source, no copy older than its source, nothing in the
 // poison queue.
 func TestCrashAtEveryStep(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		schedules, writes := 300, 8
-		if e.clock == nil {
-			schedules, writes = 12, 5
+		if !e.Fake() {
+			schedules, writes = 24, 5
 		}
 		if testing.Short() {
 			schedules = min(schedules, 20)
@@ -511,13 +386,13 @@ func TestCrashAtEveryStep(t *testing.T) {
 // TestConcurrentWritersAndWorkers: writers change sources while several
 // workers drain at once; at the end every copy matches its source.
 func TestConcurrentWritersAndWorkers(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		st := e.b.Store
-		src := e.b.NewTable(t, "csrc")
-		dst := e.b.NewTable(t, "cdst")
-		o := e.opts("conc")
-		eng := newEngine(t, st, o)
+		st := e.B.Store
+		src := e.B.NewTable(t, "csrc")
+		dst := e.B.NewTable(t, "cdst")
+		o := opts(e, "conc")
+		eng := eventualtest.NewEngine(t, st, o)
 		const writers, each, sources = 4, 10, 5
 		var wg sync.WaitGroup
 		for w := range writers {
@@ -548,7 +423,7 @@ func TestConcurrentWritersAndWorkers(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		drain(t, e, eng, o, st, src)
+		eventualtest.Drain(t, e, &eng, o, st, src)
 		for i := range sources {
 			k := fmt.Sprintf("s%d", i)
 			s, err := st.Table(src).Get(ctx, "p", k, nil)

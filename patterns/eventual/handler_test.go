@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
@@ -16,13 +17,13 @@ import (
 // worker has no handler for is not poisoned at once but left for a worker
 // that has one.
 func TestCustomStepHandlers(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		st := e.b.Store
-		src := e.b.NewTable(t, "hsrc")
-		dst := e.b.NewTable(t, "hdst")
-		o := e.opts("hand")
-		eng := newEngine(t, st, o)
+		st := e.B.Store
+		src := e.B.NewTable(t, "hsrc")
+		dst := e.B.NewTable(t, "hdst")
+		o := opts(e, "hand")
+		eng := eventualtest.NewEngine(t, st, o)
 		stamp := eventual.StepHandler{
 			Check: func(s eventual.Step) error {
 				if len(s.Data) == 0 {
@@ -79,8 +80,8 @@ func TestCustomStepHandlers(t *testing.T) {
 		if p, _ := bare.Poisoned(ctx, 32); len(p) != 0 {
 			t.Fatalf("a missing handler poisoned the message at once: %+v", p)
 		}
-		e.pass(1100 * time.Millisecond)
-		drain(t, e, eng, o, st, src)
+		e.Pass(1100 * time.Millisecond)
+		eventualtest.Drain(t, e, &eng, o, st, src)
 		got, err := st.Table(dst).Get(ctx, "p", "r", nil)
 		if err != nil || got.Properties["Note"] != "hello" || got.Properties["From"] != v {
 			t.Fatalf("the custom step: %v, %v; want hello from version %d", got.Properties, err, v)

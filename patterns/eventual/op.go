@@ -220,14 +220,3 @@ func refuse(format string, args ...any) error {
 	e.Source = store.SourceClient
 	return e
 }
-
-// versionOf reads the version a row carries (0 for none).
-func versionOf(e *store.Entity) int64 {
-	switch v := e.Properties[VersionProperty].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return 0
-}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
@@ -47,12 +48,12 @@ func (t *pausingTable) Insert(ctx context.Context, e store.Entity) (store.ETag, 
 // upsert's check after its insert sees the source gone and removes its
 // copy: no copy outlives its source.
 func TestUpsertAfterLaterDeleteLeavesNoOrphan(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e env) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
-		src := e.b.NewTable(t, "osrc")
-		dst := e.b.NewTable(t, "odst")
-		ps := &pausingStore{Store: e.b.Store, table: dst, reached: make(chan struct{}), release: make(chan struct{})}
-		eng := newEngine(t, ps, e.opts("orphan"))
+		src := e.B.NewTable(t, "osrc")
+		dst := e.B.NewTable(t, "odst")
+		ps := &pausingStore{Store: e.B.Store, table: dst, reached: make(chan struct{}), release: make(chan struct{})}
+		eng := eventualtest.NewEngine(t, ps, opts(e, "orphan"))
 		ref := &eventual.Ref{Table: src, PartitionKey: "p", RowKey: "r"}
 		res, err := eng.Write(ctx, src, "p", func(tx *eventual.Tx) error {
 			return tx.Insert("row", store.Entity{RowKey: "r", Properties: map[string]any{"Name": "a"}})
@@ -85,7 +86,7 @@ func TestUpsertAfterLaterDeleteLeavesNoOrphan(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.b.Store.Table(dst).Get(ctx, "copy", "r", nil); !errors.Is(err, store.ErrNotFound) {
+		if _, err := e.B.Store.Table(dst).Get(ctx, "copy", "r", nil); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("the copy outlived its source: %v", err)
 		}
 	})

@@ -409,7 +409,7 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 		cur, err := tbl.Get(ctx, want.PartitionKey, want.RowKey, nil)
 		switch {
 		case err == nil:
-			switch v := versionOf(&cur); {
+			switch v := VersionOf(&cur); {
 			case v > op.Version:
 				return nil
 			case v == op.Version:
@@ -485,7 +485,7 @@ func (e *Engine) delete(ctx context.Context, op Operation, s Step) error {
 		if err != nil {
 			return err
 		}
-		if op.Version > 0 && versionOf(&cur) > op.Version {
+		if op.Version > 0 && VersionOf(&cur) > op.Version {
 			return nil
 		}
 		err = tbl.Delete(ctx, s.Entity.PartitionKey, s.Entity.RowKey, cur.ETag)
@@ -502,17 +502,15 @@ func (e *Engine) delete(ctx context.Context, op Operation, s Step) error {
 
 // sourceMovedOn reports whether the operation's source has a newer
 // version than the operation, or is gone: then a missing copy must not
-// be created from it.
+// be created from it. The source of an operation whose write deleted it
+// is expected gone: only a source written again has moved on.
 func (e *Engine) sourceMovedOn(ctx context.Context, op Operation) (bool, error) {
 	if op.Source == nil || op.Version == 0 {
 		return false, nil
 	}
-	src, err := e.st.Table(op.Source.Table).Get(ctx, op.Source.PartitionKey, op.Source.RowKey, nil)
-	if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
-		return !op.SourceDeleted, nil
+	if !op.SourceDeleted {
+		return op.Source.MovedPast(ctx, e.st, op.Version)
 	}
-	if err != nil {
-		return false, err
-	}
-	return versionOf(&src) > op.Version, nil
+	src, found, err := op.Source.Read(ctx, e.st)
+	return found && VersionOf(&src) > op.Version, err
 }

@@ -28,10 +28,12 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -128,7 +130,7 @@ func New[T any](st store.Store, table string, specs ...Spec[T]) (*Table[T], erro
 	}
 	seen := map[string]bool{}
 	for _, s := range specs {
-		if !validName(s.name) {
+		if !naming.Valid(s.name) {
 			return nil, refuse("index name %q must be 1 to 32 letters, digits and underscores", s.name)
 		}
 		if seen[s.name] {
@@ -143,34 +145,12 @@ func New[T any](st store.Store, table string, specs ...Spec[T]) (*Table[T], erro
 			return nil, refuse("index %q: its copies' RowKeys (%q...) would overlap the entities' prefix %q", s.name, copyPrefix, kind.Prefix)
 		}
 		for _, p := range s.project {
-			if !contains(props, p) {
+			if !slices.Contains(props, p) {
 				return nil, refuse("index %q projects %q, which is not a property of the type (properties: %s)", s.name, p, strings.Join(props, ", "))
 			}
 		}
 	}
 	return &Table[T]{table: st.Table(table), repo: mapper.NewRepository[T](st, table), specs: specs, prefix: kind.Prefix}, nil
-}
-
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // refuseFor builds a refusal with its cause.
@@ -227,11 +207,11 @@ func (x *Table[T]) copies(v *T, e *store.Entity) ([]store.Entity, error) {
 		}
 		rk, err := s.copyKey(val, e.RowKey)
 		if err != nil {
-			return nil, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, cutValue(val), store.MaxKeyUnits)
+			return nil, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, naming.Cut(val), store.MaxKeyUnits)
 		}
 		if err := store.ValidateKeys(e.PartitionKey, rk); err != nil {
 			return nil, fmt.Errorf("index %s: value %q makes the copy's RowKey %d UTF-16 units long (the limit is %d): %w",
-				s.name, cutValue(val), keys.UTF16Len(rk), store.MaxKeyUnits, err)
+				s.name, naming.Cut(val), keys.UTF16Len(rk), store.MaxKeyUnits, err)
 		}
 		var c store.Entity
 		if s.project == nil {
@@ -251,13 +231,6 @@ func (x *Table[T]) copies(v *T, e *store.Entity) ([]store.Entity, error) {
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-func cutValue(v string) string {
-	if len(v) > 64 {
-		return v[:64] + "..."
-	}
-	return v
 }
 
 // specOfCopy returns the index a copy's RowKey belongs to.
@@ -319,14 +292,14 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (T, error)
 	}
 	rk, err := s.copyKey(value, "")
 	if err != nil {
-		return zero, fmt.Errorf("index %s: value %q: %w", index, cutValue(value), err)
+		return zero, fmt.Errorf("index %s: value %q: %w", index, naming.Cut(value), err)
 	}
 	if err := store.ValidateKeys(pk, rk); err != nil {
-		return zero, fmt.Errorf("index %s: value %q: %w", index, cutValue(value), err)
+		return zero, fmt.Errorf("index %s: value %q: %w", index, naming.Cut(value), err)
 	}
 	c, err := x.table.Get(ctx, pk, rk, nil)
 	if err != nil {
-		return zero, fmt.Errorf("index %s: value %q in partition %q: %w", index, cutValue(value), pk, err)
+		return zero, fmt.Errorf("index %s: value %q in partition %q: %w", index, naming.Cut(value), pk, err)
 	}
 	return x.readThrough(ctx, s, c)
 }

@@ -131,6 +131,21 @@ func TestInsertFindUpdateDelete(t *testing.T) {
 		if err := x.Update(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
 			t.Fatalf("stale update: %v", err)
 		}
+		// A stale ETag refuses a delete too, and leaves the row; no ETag
+		// at all is refused naming the call.
+		if err := x.Delete(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
+			t.Fatalf("stale delete: %v", err)
+		}
+		if _, err := x.Get(ctx, "Sales", stale.ID); err != nil {
+			t.Fatalf("a stale delete removed the row: %v", err)
+		}
+		untagged := stale
+		untagged.ETag = ""
+		for name, op := range map[string]func(context.Context, *Employee) error{"update": x.Update, "delete": x.Delete} {
+			if err := op(ctx, &untagged); !errors.Is(err, mapper.ErrNoETag) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s without an ETag: %v; want mapper.ErrNoETag naming the call", name, err)
+			}
+		}
 		bob.Email = "cy@x.com"
 		if err := x.Update(ctx, bob); !errors.As(err, &de) || de.Value != "cy@x.com" {
 			t.Fatalf("moving to a taken email: %v", err)

@@ -40,21 +40,9 @@ func (x *Table[T]) Insert(ctx context.Context, v *T) error {
 // without one), moves the copies whose values changed and refreshes the
 // others, all in one transaction, and stores the new ETag in v.
 func (x *Table[T]) Update(ctx context.Context, v *T) error {
-	etag := mapper.ETagOf(v)
-	if etag == "" {
-		return fmt.Errorf("index: update: %w", mapper.ErrNoETag)
-	}
-	e, err := encode(v)
+	e, cur, err := x.current(ctx, v, "update")
 	if err != nil {
 		return err
-	}
-	cur, err := x.table.Get(ctx, e.PartitionKey, e.RowKey, nil)
-	if err != nil {
-		return err
-	}
-	if cur.ETag != etag {
-		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-			"index: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
 	}
 	return x.replace(ctx, v, e, cur)
 }
@@ -124,23 +112,33 @@ func (x *Table[T]) replace(ctx context.Context, v *T, e, cur store.Entity) error
 // Delete removes *v's entity and its copies if the entity still has the
 // ETag in v's etag field.
 func (x *Table[T]) Delete(ctx context.Context, v *T) error {
-	etag := mapper.ETagOf(v)
-	if etag == "" {
-		return fmt.Errorf("index: delete: %w", mapper.ErrNoETag)
-	}
-	e, err := encode(v)
+	_, cur, err := x.current(ctx, v, "delete")
 	if err != nil {
 		return err
-	}
-	cur, err := x.table.Get(ctx, e.PartitionKey, e.RowKey, nil)
-	if err != nil {
-		return err
-	}
-	if cur.ETag != etag {
-		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-			"index: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
 	}
 	return x.remove(ctx, cur)
+}
+
+// current reads the stored entity of *v for op ("update" or "delete"),
+// which may go on only if it still has the ETag in v's etag field:
+// mapper.ErrNoETag without one, store.ErrPreconditionFailed when it
+// changed. It returns *v encoded and the stored row.
+func (x *Table[T]) current(ctx context.Context, v *T, op string) (e, cur store.Entity, err error) {
+	etag := mapper.ETagOf(v)
+	if etag == "" {
+		return e, cur, fmt.Errorf("index: %s: %w", op, mapper.ErrNoETag)
+	}
+	if e, err = encode(v); err != nil {
+		return e, cur, err
+	}
+	if cur, err = x.table.Get(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
+		return e, cur, err
+	}
+	if cur.ETag != etag {
+		return e, cur, store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+			"index: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+	}
+	return e, cur, nil
 }
 
 // DeleteKey removes the entity with keys (pk, rk) and its copies,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
@@ -19,7 +20,7 @@ import (
 func (f *fixture) nothingWritten(t *testing.T, what string) {
 	t.Helper()
 	ctx := context.Background()
-	st := f.e.b.Store
+	st := f.e.B.Store
 	for _, tbl := range []string{f.table, f.index} {
 		if tbl == "" {
 			continue
@@ -54,7 +55,7 @@ func (f *fixture) nothingWritten(t *testing.T, what string) {
 func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 	for _, p := range placements {
 		t.Run(p.String(), func(t *testing.T) {
-			eachBackend(t, func(t *testing.T, e env) {
+			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 				ctx := t.Context()
 				f := newFixture(t, e, p, Options{}, nil)
 				tooLong := strings.Repeat("J", 1020)

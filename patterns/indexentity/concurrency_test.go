@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -60,13 +61,13 @@ func (f *fixture) workers(t *testing.T, n int) (stop func()) {
 func TestConcurrentAddsLoseNoID(t *testing.T) {
 	for _, p := range placements {
 		t.Run(p.String(), func(t *testing.T) {
-			eachBackend(t, func(t *testing.T, e env) {
+			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 				ctx := t.Context()
 				writers, each := 8, 10
-				if e.clock == nil {
+				if !e.Fake() {
 					writers, each = 6, 4
 				}
-				rs := newRaceStore(e.b.Store)
+				rs := newRaceStore(e.B.Store)
 				f := newFixture(t, e, p, contended(), rs)
 				stop := f.workers(t, 2)
 				var wg sync.WaitGroup
@@ -111,13 +112,13 @@ func TestConcurrentMovesKeepListsExact(t *testing.T) {
 	names := []string{"Jones", "Smith", "Brown", ""}
 	for _, p := range placements {
 		t.Run(p.String(), func(t *testing.T) {
-			eachBackend(t, func(t *testing.T, e env) {
+			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 				ctx := t.Context()
 				writers, rounds, people := 6, 25, 12
-				if e.clock == nil {
+				if !e.Fake() {
 					writers, rounds, people = 4, 8, 8
 				}
-				rs := newRaceStore(e.b.Store)
+				rs := newRaceStore(e.B.Store)
 				f := newFixture(t, e, p, contended(), rs)
 				dept := func(i int) string { return []string{"Sales", "Marketing"}[i%2] }
 				for i := range people {

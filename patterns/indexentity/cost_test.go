@@ -2,13 +2,11 @@ package indexentity
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/backendtest"
-	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -136,9 +134,8 @@ func TestRequestsPerWrite(t *testing.T) {
 	for _, p := range placements {
 		t.Run(p.String(), func(t *testing.T) {
 			ctx := t.Context()
-			c := newClock()
-			e := env{b: backendtest.Memstore(memstore.WithClock(c.Now)), clock: c, names: fmt.Sprint(envSeq.Add(1))}
-			cs := &countStore{Store: e.b.Store}
+			e := eventualtest.MemEnv()
+			cs := &countStore{Store: e.B.Store}
 			f := newFixture(t, e, p, Options{}, cs)
 			worker := func() int {
 				cs.take()

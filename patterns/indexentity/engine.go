@@ -107,22 +107,11 @@ func (x *Table[T]) doneEventual(ctx context.Context, w write[T], res *partition.
 		return mapper.SetETag(w.v, res.ETags[0])
 	}
 	cur, err := getCur(ctx, x.table, w.pk, w.rk)
-	if err != nil || cur == nil || versionOf(cur) != res.Version {
+	if err != nil || cur == nil || eventual.VersionOf(cur) != res.Version {
 		// Written, and changed since: the caller reads it again to update it.
 		return mapper.SetETag(w.v, "")
 	}
 	return mapper.SetETag(w.v, cur.ETag)
-}
-
-// versionOf reads the version the engine stamps on the rows it writes.
-func versionOf(e *store.Entity) int64 {
-	switch v := e.Properties[eventual.VersionProperty].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return 0
 }
 
 // step is the engine step of a write: it brings the lists the write left
@@ -166,7 +155,7 @@ func (x *Table[T]) step(ctx context.Context, op eventual.Operation, s eventual.S
 		}
 		var version int64
 		if cur != nil {
-			version = versionOf(cur)
+			version = eventual.VersionOf(cur)
 		}
 		added := false
 		for _, c := range changes {
@@ -198,7 +187,7 @@ func (x *Table[T]) step(ctx context.Context, op eventual.Operation, s eventual.S
 		if err != nil {
 			return err
 		}
-		if again != nil && versionOf(again) == version {
+		if again != nil && eventual.VersionOf(again) == version {
 			return nil
 		}
 		last = fmt.Errorf("entity (%q, %q) changed while its lists were updated", k.PartitionKey, k.RowKey)

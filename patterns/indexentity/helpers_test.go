@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -39,56 +37,8 @@ func lastName(e *Employee) string { return e.Last }
 // placements are the three options, in the guide's order.
 var placements = []Placement{InBlobs, SamePartition, SeparatePartition}
 
-// clock is a fake clock for memstore and the engine, moved by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// env is one backend with a clock: memstore's is fake, Azurite's the wall
-// clock (waiting is then real).
-type env struct {
-	b     backendtest.Backend
-	clock *clock // nil on Azurite
-	names string // unique suffix for queue and container names
-}
-
-var envSeq atomic.Int64
-
-// eachBackend runs body on memstore (with a fake clock, and opts) and on
-// Azurite.
-func eachBackend(t *testing.T, body func(t *testing.T, e env), opts ...memstore.Option) {
-	t.Run("memstore", func(t *testing.T) {
-		c := newClock()
-		body(t, env{b: backendtest.Memstore(append([]memstore.Option{memstore.WithClock(c.Now)}, opts...)...), clock: c, names: fmt.Sprint(envSeq.Add(1))})
-	})
-	t.Run("azurite", func(t *testing.T) {
-		body(t, env{b: backendtest.Azurite(t), names: fmt.Sprintf("%d%d", time.Now().UnixNano()%1_000_000, envSeq.Add(1))})
-	})
-}
-
-// pass lets d go by: on the fake clock at once, on Azurite for real.
-func (e env) pass(d time.Duration) {
-	if e.clock != nil {
-		e.clock.Advance(d)
-		return
-	}
-	time.Sleep(d)
-}
+// nameSeq numbers the queues and containers of the fixtures.
+var nameSeq atomic.Int64
 
 var seeds atomic.Uint64
 
@@ -106,7 +56,7 @@ func seeded(seed uint64) func() uint64 {
 // fixture is a Table of Employee with one placement on fresh tables, its
 // engine, and the names a check needs.
 type fixture struct {
-	e         env
+	e         eventualtest.Env
 	st        store.Store // what the Table writes through (maybe wrapped)
 	place     Placement
 	table     string
@@ -120,13 +70,13 @@ type fixture struct {
 }
 
 // newFixture makes the tables, queues and container of a placement, and
-// the Table over st (e.b.Store when nil).
-func newFixture(t *testing.T, e env, p Placement, opts Options, st store.Store) *fixture {
+// the Table over st (e.B.Store when nil).
+func newFixture(t *testing.T, e eventualtest.Env, p Placement, opts Options, st store.Store) *fixture {
 	t.Helper()
 	if st == nil {
-		st = e.b.Store
+		st = e.B.Store
 	}
-	f := &fixture{e: e, st: st, place: p, table: e.b.NewTable(t, "emp"), opts: opts}
+	f := &fixture{e: e, st: st, place: p, table: e.B.NewTable(t, "emp"), opts: opts}
 	f.opts.Placement = p
 	if f.opts.Random == nil {
 		f.opts.Random = seeded(seeds.Add(1))
@@ -135,38 +85,26 @@ func newFixture(t *testing.T, e env, p Placement, opts Options, st store.Store) 
 		f.opts.Backoff, f.opts.MaxBackoff = time.Millisecond, 20*time.Millisecond
 	}
 	if p != SamePartition {
-		n := fmt.Sprint(envSeq.Add(1))
-		f.eo = eventual.Options{Queue: "ie" + e.names + "x" + n, Concurrency: 4, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond, Visibility: 2 * time.Second}
-		if e.clock != nil {
-			f.eo.Now = e.clock.Now
+		n := fmt.Sprint(nameSeq.Add(1))
+		f.eo = eventual.Options{Queue: "ie" + e.Names + "x" + n, Concurrency: 4, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond, Visibility: 2 * time.Second}
+		if e.Fake() {
+			f.eo.Now = e.Clock.Now
 			f.eo.Visibility = 30 * time.Second
 			f.eo.Sleep = func(context.Context, time.Duration) error { return nil }
 		}
-		eng, err := eventual.New(st, f.eo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := eng.Setup(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			for _, q := range []string{f.eo.Queue, f.eo.Queue + "-poison"} {
-				_ = e.b.Store.Queue(q).Delete(context.Background())
-			}
-		})
-		f.eng = eng
-		f.opts.Engine = eng
+		f.eng = eventualtest.NewEngine(t, st, f.eo)
+		f.opts.Engine = f.eng
 	}
 	switch p {
 	case SeparatePartition:
-		f.index = e.b.NewTable(t, "lists")
+		f.index = e.B.NewTable(t, "lists")
 		f.opts.IndexTable = f.index
 	case InBlobs:
-		f.container = "lists" + e.names + "x" + fmt.Sprint(envSeq.Add(1))
-		if err := e.b.Store.Container(f.container).Create(t.Context()); err != nil {
+		f.container = "lists" + e.Names + "x" + fmt.Sprint(nameSeq.Add(1))
+		if err := e.B.Store.Container(f.container).Create(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = e.b.Store.Container(f.container).Delete(context.Background()) })
+		t.Cleanup(func() { _ = e.B.Store.Container(f.container).Delete(context.Background()) })
 		f.opts.Container = f.container
 	}
 	f.x = f.open(t, st)
@@ -203,53 +141,16 @@ func (f *fixture) scope(dept string) string {
 
 // drain runs the engine until its queue is empty and the entity table's
 // outbox is empty, sweeping in between: the lists then hold every write.
+// It reads the queue and the outbox straight from the backend.
 func (f *fixture) drain(t *testing.T) {
 	t.Helper()
-	if f.place == SamePartition {
-		return
+	switch {
+	case f.place == SamePartition:
+	case f.tolerate:
+		eventualtest.DrainTolerant(t, f.e, &f.eng, f.eo, f.e.B.Store, f.table)
+	default:
+		eventualtest.Drain(t, f.e, &f.eng, f.eo, f.e.B.Store, f.table)
 	}
-	ctx := context.Background()
-	ob, err := partition.NewOutbox(f.e.b.Store.Table(f.table), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for round := 0; round < 60; round++ {
-		for {
-			n, err := f.eng.ProcessOnce(ctx)
-			if err != nil && !f.tolerate {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				break
-			}
-		}
-		left := 0
-		for _, err := range ob.Scan(ctx, partition.ScanOptions{}) {
-			if err != nil {
-				if f.tolerate {
-					left++
-					break
-				}
-				t.Fatal(err)
-			}
-			left++
-		}
-		visible, err := f.e.b.Store.Queue(f.eo.Queue).Peek(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if left == 0 && len(visible) == 0 {
-			return
-		}
-		f.e.pass(f.eo.Visibility + time.Second)
-		if f.e.clock != nil {
-			f.e.pass(2*f.eo.Visibility + time.Minute)
-		}
-		if _, err := f.eng.Sweep(ctx, f.table); err != nil && !f.tolerate {
-			t.Fatal(err)
-		}
-	}
-	t.Fatal("the engine did not quiesce in 60 rounds")
 }
 
 // counts are what a full check found.
@@ -275,7 +176,7 @@ type listID struct{ pk, value string }
 func (f *fixture) check(t *testing.T) counts {
 	t.Helper()
 	ctx := context.Background()
-	st := f.e.b.Store
+	st := f.e.B.Store
 	var c counts
 	want := map[listID]map[Key]bool{}
 	holds := map[Key]string{}

@@ -11,6 +11,8 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -159,7 +161,7 @@ func New[T any](st store.Store, name string, opts Options, specs ...Spec[T]) (*T
 	}
 	seen := map[string]bool{}
 	for _, s := range specs {
-		if !validName(s.name) {
+		if !naming.Valid(s.name) {
 			return nil, refuse("list name %q must be 1 to 32 letters, digits and underscores", s.name)
 		}
 		if seen[s.name] {
@@ -251,23 +253,12 @@ func resolve(o Options) (Options, error) {
 		o.PageSize = 100
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = wait.Sleep
 	}
 	if o.Random == nil {
 		o.Random = rand.Uint64
 	}
 	return o, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // pause waits before try n (n >= 1): a random duration in the upper half
@@ -284,19 +275,6 @@ func (x *Table[T]) pause(ctx context.Context, n int) error {
 	return x.o.Sleep(ctx, d)
 }
 
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // refuse builds a refusal of tablekit's own checks: nothing was sent.
 func refuse(format string, args ...any) error {
 	e := store.Errorf(store.CodeInvalidInput, 400, "indexentity: "+format, args...)
@@ -310,14 +288,6 @@ func refuseFor(cause error, format string, args ...any) error {
 	e.Source = store.SourceClient
 	e.Err = cause
 	return e
-}
-
-// cut shortens a value for messages.
-func cut(v string) string {
-	if len(v) > 64 {
-		return v[:64] + "..."
-	}
-	return v
 }
 
 // Repository returns the typed repository of the entities, for reads;
@@ -352,9 +322,9 @@ type listRef struct {
 
 func (r listRef) String() string {
 	if r.pk != "" {
-		return fmt.Sprintf("list %s %q of partition %q", r.name, cut(r.value), cut(r.pk))
+		return fmt.Sprintf("list %s %q of partition %q", r.name, naming.Cut(r.value), naming.Cut(r.pk))
 	}
-	return fmt.Sprintf("list %s %q", r.name, cut(r.value))
+	return fmt.Sprintf("list %s %q", r.name, naming.Cut(r.value))
 }
 
 // refOf returns the list of entity (pk) holding value, checked against the

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestLifecycle(t *testing.T) {
 	for _, p := range placements {
 		t.Run(p.String(), func(t *testing.T) {
-			eachBackend(t, func(t *testing.T, e env) {
+			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 				ctx := t.Context()
 				f := newFixture(t, e, p, Options{}, nil)
 				staff := []Employee{

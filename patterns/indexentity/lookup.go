@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -38,7 +39,7 @@ func (x *Table[T]) entries(ctx context.Context, pk, list, value string) ([]entry
 			return nil, err
 		}
 	case pk != "":
-		return nil, refuse("%s lists cover the whole table: pass the PartitionKey \"\", not %q", x.o.Placement, cut(pk))
+		return nil, refuse("%s lists cover the whole table: pass the PartitionKey \"\", not %q", x.o.Placement, naming.Cut(pk))
 	}
 	if value == "" {
 		return nil, nil // never listed

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 )
@@ -185,9 +185,8 @@ func TestLostAnswersNeverLoseOrDuplicate(t *testing.T) {
 			}
 			for seed := range runs {
 				fs := &faults{r: rand.New(rand.NewPCG(uint64(seed), 77))}
-				c := newClock()
-				b := backendtest.Memstore(memstore.WithClock(c.Now), memstore.WithFaults(fs.memstore))
-				e := env{b: b, clock: c, names: fmt.Sprint(envSeq.Add(1))}
+				e := eventualtest.MemEnv(memstore.WithFaults(fs.memstore))
+				b := e.B
 				f := newFixture(t, e, p, Options{Attempts: 32}, &faultStore{Store: b.Store, f: fs})
 				ctx := t.Context()
 				r := rand.New(rand.NewPCG(uint64(seed), 78))

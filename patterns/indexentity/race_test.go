@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
@@ -76,9 +77,9 @@ func (c *hookContainer) Get(ctx context.Context, name string) ([]byte, store.Blo
 func TestStepRacesNeverGoBackwards(t *testing.T) {
 	for _, p := range []Placement{SeparatePartition, InBlobs} {
 		t.Run(p.String(), func(t *testing.T) {
-			eachBackend(t, func(t *testing.T, e env) {
+			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 				ctx := t.Context()
-				hs := &hookStore{Store: e.b.Store}
+				hs := &hookStore{Store: e.B.Store}
 				f := newFixture(t, e, p, Options{}, hs)
 				process := func() {
 					t.Helper()
@@ -152,7 +153,7 @@ func TestStepRacesNeverGoBackwards(t *testing.T) {
 func TestLateAndDuplicateStepsNeverGoBack(t *testing.T) {
 	for _, p := range []Placement{SeparatePartition, InBlobs} {
 		t.Run(p.String(), func(t *testing.T) {
-			eachBackend(t, func(t *testing.T, e env) {
+			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 				ctx := t.Context()
 				f := newFixture(t, e, p, Options{}, nil)
 				names := []string{"Jones", "Smith", "", "Brown"}
@@ -164,11 +165,11 @@ func TestLateAndDuplicateStepsNeverGoBack(t *testing.T) {
 				var ops []op
 				r := rand.New(rand.NewPCG(3, 4))
 				record := func(rk string, old, nu string) {
-					cur, err := getCur(ctx, e.b.Store.Table(f.table), "Sales", rk)
+					cur, err := getCur(ctx, e.B.Store.Table(f.table), "Sales", rk)
 					must(t, err)
 					var v int64
 					if cur != nil {
-						v = versionOf(cur)
+						v = eventual.VersionOf(cur)
 					}
 					data, _ := json.Marshal([]change{{List: "lastname", Old: old, New: nu}})
 					ops = append(ops, op{version: v, data: data, rk: rk})

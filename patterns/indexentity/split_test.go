@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -40,8 +41,8 @@ func TestListsSplitAcrossTheLimits(t *testing.T) {
 				continue // a blob has no such limits
 			}
 			t.Run(p.String()+"/"+tc.name, func(t *testing.T) {
-				eachBackend(t, func(t *testing.T, e env) {
-					if e.clock == nil && (!tc.azurite || p != SamePartition) {
+				eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+					if !e.Fake() && (!tc.azurite || p != SamePartition) {
 						t.Skip("memstore covers this case; Azurite runs a few, within its time")
 					}
 					if raceDetector && p != SamePartition && tc.name == "1MiB entity" {
@@ -53,7 +54,7 @@ func TestListsSplitAcrossTheLimits(t *testing.T) {
 					if p != SamePartition && tc.name == "1MiB entity" {
 						n = 280 // lines carry the long department too
 					}
-					if e.clock == nil && tc.name == "64KiB property" {
+					if !e.Fake() && tc.name == "64KiB property" {
 						// Azurite refuses keys past 512 characters: more,
 						// shorter ids.
 						n, id = 150, func(n int) string { return idOf(n) + long[:490] }
@@ -122,9 +123,9 @@ func (f *fixture) maxLineProps(t *testing.T) int {
 	if f.place == InBlobs {
 		return 0
 	}
-	tbl := f.e.b.Store.Table(f.table)
+	tbl := f.e.B.Store.Table(f.table)
 	if f.place == SeparatePartition {
-		tbl = f.e.b.Store.Table(f.index)
+		tbl = f.e.B.Store.Table(f.index)
 	}
 	most := 0
 	for e, err := range store.All(t.Context(), tbl, store.Query{Filter: filter.Prop(countProp).Ge(int32(0)).String()}) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -72,7 +73,7 @@ func (t *tableLists) check(r listRef) error {
 			what, n = "PartitionKey", keys.UTF16Len(pk)
 		}
 		return refuseFor(err, "list %s: value %q makes its index entities' %s %d UTF-16 units long: the limit is %d (keys.MaxKeyUnits), the list name and escaping included",
-			r.name, cut(r.value), what, n, keys.MaxKeyUnits)
+			r.name, naming.Cut(r.value), what, n, keys.MaxKeyUnits)
 	}
 	return nil
 }
@@ -209,7 +210,7 @@ func (b *blobLists) check(r listRef) error {
 	}
 	if err != nil {
 		return refuseFor(err, "list %s: value %q makes its blob's name %d characters long: the limit is %d (store.MaxBlobNameUnits), the list name and escaping included",
-			r.name, cut(r.value), keys.UTF16Len(n), store.MaxBlobNameUnits)
+			r.name, naming.Cut(r.value), keys.UTF16Len(n), store.MaxBlobNameUnits)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -80,7 +81,7 @@ func WithAttempts(n int) Option { return func(o *options) { o.attempts = n } }
 // RowKey on reads). It does no I/O. It fails for a partition key or prefix
 // the service would refuse and for a T the mapper cannot map.
 func New[T any](tbl store.Table, pk string, opts ...Option) (*Stream[T], error) {
-	o := options{now: time.Now, sleep: sleepCtx, attempts: 4}
+	o := options{now: time.Now, sleep: wait.Sleep, attempts: 4}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -233,16 +234,4 @@ func (s *Stream[T]) eventOf(row *mapper.Row[T]) (Event[T], error) {
 func backoff(n int) time.Duration {
 	d := 50 * time.Millisecond << min(n-1, 6)
 	return min(d, 2*time.Second)
-}
-
-// sleepCtx pauses for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

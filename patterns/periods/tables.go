@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -74,7 +75,7 @@ func New(st store.Store, cfg Config) (*Tables, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = wait.Sleep
 	}
 	if cfg.Random == nil {
 		cfg.Random = rand.Float64
@@ -238,16 +239,4 @@ func (p *Tables) backoff(n int) time.Duration {
 		d = min(d, p.cfg.Backoff<<(n-1))
 	}
 	return d - time.Duration(p.cfg.Random()*float64(d/2))
-}
-
-// sleepCtx pauses for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/patterns/internal/wait"
 )
 
 // Many writers increment one counter at once. Every Add either succeeds
@@ -39,7 +40,7 @@ func TestConcurrentAddsLoseNoIncrement(t *testing.T) {
 						// processes would.
 						s := newSeries(t, tbl, "emp000123", "20261122", Layout{Slots: 24},
 							WithAttempts(tc.attempts), WithBackoff(100*time.Microsecond, 5*time.Millisecond),
-							WithSleep(sleepCtx))
+							WithSleep(wait.Sleep))
 						for range each {
 							_, err := s.Add(t.Context(), 14, 1)
 							switch {
@@ -99,7 +100,7 @@ func TestConcurrentWritersOfASpilledSeries(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				s := newSeries(t, tbl, "emp", "2026", Layout{Slots: 366}, WithAttempts(1000),
-					WithBackoff(100*time.Microsecond, 5*time.Millisecond), WithSleep(sleepCtx))
+					WithBackoff(100*time.Microsecond, 5*time.Millisecond), WithSleep(wait.Sleep))
 				for i := range each {
 					slot := (w*61 + i*7) % 366 // writers hit slots in both entities
 					if _, err := s.Add(t.Context(), slot, 1); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -87,7 +88,7 @@ func WithRandom(random func() uint64) Option { return func(o *options) { o.rando
 // would refuse and for a bad layout or option.
 func New(tbl store.Table, pk, id string, layout Layout, opts ...Option) (*Series, error) {
 	o := options{attempts: 10, backoff: 10 * time.Millisecond, maxBackoff: time.Second, maxSegments: MaxSegments,
-		now: time.Now, sleep: sleepCtx, random: rand.Uint64}
+		now: time.Now, sleep: wait.Sleep, random: rand.Uint64}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -247,16 +248,4 @@ func (s *Series) loadOnce(ctx context.Context) (*state, int, error) {
 // describe names the series in errors.
 func (s *Series) describe() string {
 	return fmt.Sprintf("%q of partition %q in table %s", s.id, s.pk, s.table.Name())
-}
-
-// sleepCtx pauses for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -48,16 +49,16 @@ func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClai
 				continue
 			}
 			if err != nil {
-				return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, cutValue(c.at.value), err)
+				return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, naming.Cut(c.at.value), err)
 			}
 			return heldClaim{tbl: tbl, pk: c.at.pk, rk: c.at.rk, etag: etag, release: true}, nil
 		case err != nil:
-			return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, cutValue(c.at.value), err)
+			return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, naming.Cut(c.at.value), err)
 		}
 		owner := ownerOf(&cur)
 		if owner == c.owner {
 			w := want
-			if versionOf(&cur) > 0 {
+			if eventual.VersionOf(&cur) > 0 {
 				// Its own copy, whose removal (from an earlier write that
 				// gave the value up) may be on the way: stamp the claim on
 				// it, so the removal leaves a claim instead of a hole
@@ -102,7 +103,7 @@ func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClai
 		}
 		return heldClaim{tbl: tbl, pk: c.at.pk, rk: c.at.rk, etag: etag, release: true}, nil
 	}
-	return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, cutValue(c.at.value), errContended)
+	return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, naming.Cut(c.at.value), errContended)
 }
 
 // release removes the bare claims of a write that did not commit, if no

@@ -8,6 +8,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -30,11 +31,11 @@ func (s *Spec[T]) at(pk, rk, v string) (copyAt, error) {
 		crk, err = keys.Join(s.name, v, pk, rk)
 	}
 	if err != nil {
-		return copyAt{}, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, cutValue(v), store.MaxKeyUnits)
+		return copyAt{}, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, naming.Cut(v), store.MaxKeyUnits)
 	}
 	if err := store.ValidateKeys(cpk, crk); err != nil {
 		return copyAt{}, fmt.Errorf("xindex: index %s: value %q (copy partition %q, %d UTF-16 units; RowKey %d; the limit is %d): %w",
-			s.name, cutValue(v), cutValue(cpk), keys.UTF16Len(cpk), keys.UTF16Len(crk), store.MaxKeyUnits, err)
+			s.name, naming.Cut(v), naming.Cut(cpk), keys.UTF16Len(cpk), keys.UTF16Len(crk), store.MaxKeyUnits, err)
 	}
 	return copyAt{table: s.table, pk: cpk, rk: crk, value: v}, nil
 }
@@ -65,17 +66,6 @@ func ownerOf(e *store.Entity) Ref {
 	pk, _ := e.Properties[SourcePartitionProperty].(string)
 	rk, _ := e.Properties[SourceRowProperty].(string)
 	return Ref{PartitionKey: pk, RowKey: rk}
-}
-
-// versionOf reads the version a row carries (0 for none: a claim).
-func versionOf(e *store.Entity) int64 {
-	switch v := e.Properties[eventual.VersionProperty].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return 0
 }
 
 // claimedAt reads when a claim row was claimed.
@@ -121,7 +111,7 @@ type Hit[T any] struct {
 
 // decodeHit turns a copy row into a Hit.
 func (x *Table[T]) decodeHit(s *Spec[T], c store.Entity) (Hit[T], error) {
-	h := Hit[T]{Index: s.name, IndexValue: valueOf(c.RowKey), Source: ownerOf(&c), Version: versionOf(&c)}
+	h := Hit[T]{Index: s.name, IndexValue: valueOf(c.RowKey), Source: ownerOf(&c), Version: eventual.VersionOf(&c)}
 	if h.Source.RowKey == "" {
 		return h, fmt.Errorf("xindex: row (%q, %q) of %s is not an index copy: it has no %s", c.PartitionKey, c.RowKey, s.table, SourceRowProperty)
 	}

@@ -105,7 +105,7 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, seed uint64, writes int)
 }
 
 // TestCrashAtEveryStep runs hundreds of seeded crash schedules on
-// memstore and a dozen on Azurite: at the end every entity has exactly
+// memstore and two dozen on Azurite: at the end every entity has exactly
 // its copies, each at the entity's version with its values, no copy
 // outlives its entity or its value, no claim is left, and the poison
 // queue is empty.
@@ -113,7 +113,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		schedules, writes := 300, 8
 		if !e.Fake() {
-			schedules, writes = 12, 5
+			schedules, writes = 24, 5
 		}
 		if testing.Short() {
 			schedules = min(schedules, 20)

@@ -8,6 +8,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -48,11 +49,11 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (Hit[T], e
 		return Hit[T]{}, err
 	}
 	c, err := x.st.Table(s.table).Get(ctx, at.pk, at.rk, nil)
-	if err == nil && versionOf(&c) == 0 {
-		err = store.Errorf(store.CodeResourceNotFound, 404, "xindex: %s %q is claimed by %s, not yet copied", index, cutValue(value), ownerOf(&c))
+	if err == nil && eventual.VersionOf(&c) == 0 {
+		err = store.Errorf(store.CodeResourceNotFound, 404, "xindex: %s %q is claimed by %s, not yet copied", index, naming.Cut(value), ownerOf(&c))
 	}
 	if err != nil {
-		return Hit[T]{}, fmt.Errorf("xindex: %s %q in partition %q: %w", index, cutValue(value), at.pk, err)
+		return Hit[T]{}, fmt.Errorf("xindex: %s %q in partition %q: %w", index, naming.Cut(value), at.pk, err)
 	}
 	return x.decodeHit(s, c)
 }
@@ -85,7 +86,7 @@ func (x *Table[T]) Check(ctx context.Context, h Hit[T]) (Fresh[T], error) {
 	if !found {
 		return Fresh[T]{}, &DanglingError{Index: h.Index, Value: h.IndexValue, Source: h.Source, Gone: true, CopyVersion: h.Version}
 	}
-	f := Fresh[T]{Hit: h, Version: versionOf(&e)}
+	f := Fresh[T]{Hit: h, Version: eventual.VersionOf(&e)}
 	if err := mapper.Decode(e, &f.Value); err != nil {
 		return Fresh[T]{}, err
 	}
@@ -163,7 +164,7 @@ func (x *Table[T]) scan(ctx context.Context, pk, index string, rangeOf func(*Spe
 		}
 		cpk := s.partition(pk)
 		if err := store.ValidateKeys(cpk, "r"); err != nil {
-			yield(Hit[T]{}, fmt.Errorf("xindex: index %s: partition %q: %w", index, cutValue(cpk), err))
+			yield(Hit[T]{}, fmt.Errorf("xindex: index %s: partition %q: %w", index, naming.Cut(cpk), err))
 			return
 		}
 		c := filter.PK.Eq(cpk).And(filter.RK.InRange(rng), filter.Prop(eventual.VersionProperty).Gt(int64(0)))

@@ -132,7 +132,7 @@ func (x *Table[T]) put(ctx context.Context, s *Spec[T], tbl store.Table, want st
 			}
 			return x.postcheck(ctx, s, tbl, want, etag, src, v)
 		}
-		switch cv := versionOf(&cur); {
+		switch cv := eventual.VersionOf(&cur); {
 		case cv > v:
 			return nil
 		case cv == v:
@@ -174,7 +174,7 @@ func (x *Table[T]) postcheck(ctx context.Context, s *Spec[T], tbl store.Table, c
 		return err
 	}
 	if found {
-		if versionOf(&e) <= v {
+		if eventual.VersionOf(&e) <= v {
 			return nil
 		}
 		var t T
@@ -205,13 +205,13 @@ func (x *Table[T]) del(ctx context.Context, s *Spec[T], tbl store.Table, pk, rk 
 		if err != nil {
 			return err
 		}
-		if ownerOf(&cur) != src || versionOf(&cur) > v || versionOf(&cur) == 0 {
+		if ownerOf(&cur) != src || eventual.VersionOf(&cur) > v || eventual.VersionOf(&cur) == 0 {
 			// Another entity's row, a newer copy, or a bare claim: a claim
 			// may be a later write's of the same entity, still in flight
 			// (one that never lands expires, and Reap removes it).
 			return nil
 		}
-		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && versionOf(&cur) > 0 {
+		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && eventual.VersionOf(&cur) > 0 {
 			// The entity claimed the value again since this copy was
 			// written: leave no hole another entity could claim. If it
 			// holds the value now, its later operation refreshes the
@@ -245,26 +245,28 @@ func (x *Table[T]) del(ctx context.Context, s *Spec[T], tbl store.Table, pk, rk 
 	return errContended
 }
 
+// ref names entity r's row for the engine.
+func (x *Table[T]) ref(r Ref) eventual.Ref {
+	return eventual.Ref{Table: x.name, PartitionKey: r.PartitionKey, RowKey: r.RowKey}
+}
+
 // source reads an entity's row as stored, with its version.
 func (x *Table[T]) source(ctx context.Context, r Ref) (store.Entity, bool, error) {
-	e, err := x.st.Table(x.name).Get(ctx, r.PartitionKey, r.RowKey, nil)
-	if notFound(err) {
-		return store.Entity{}, false, nil
-	}
+	e, found, err := x.ref(r).Read(ctx, x.st)
 	if err != nil {
 		return store.Entity{}, false, fmt.Errorf("xindex: read entity %s: %w", r, err)
 	}
-	return e, true, nil
+	return e, found, nil
 }
 
 // movedOn reports whether entity src is gone or past version v: a later
 // operation carries its state, so a copy from v must not be created.
 func (x *Table[T]) movedOn(ctx context.Context, src Ref, v int64) (bool, error) {
-	e, found, err := x.source(ctx, src)
-	if err != nil || !found {
-		return !found, err
+	moved, err := x.ref(src).MovedPast(ctx, x.st, v)
+	if err != nil {
+		return false, fmt.Errorf("xindex: read entity %s: %w", src, err)
 	}
-	return versionOf(&e) > v, nil
+	return moved, nil
 }
 
 // holds reports whether entity r holds value in index s now, and its
@@ -281,7 +283,7 @@ func (x *Table[T]) holds(ctx context.Context, s *Spec[T], r Ref, value string) (
 	if err := mapper.Decode(e, &t); err != nil {
 		return false, 0, err
 	}
-	return s.value(&t) == value, versionOf(&e), nil
+	return s.value(&t) == value, eventual.VersionOf(&e), nil
 }
 
 func cloneProps(m map[string]any) map[string]any {

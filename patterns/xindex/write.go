@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -41,7 +42,7 @@ func (x *Table[T]) plan(old *store.Entity, oldV *T, e *store.Entity, v *T) (plan
 				}
 				row := s.copyOf(at, e)
 				if err := store.ValidateEntity(&row); err != nil {
-					return p, fmt.Errorf("xindex: index %s: value %q: the copy cannot be stored: %w", s.name, cutValue(val), err)
+					return p, fmt.Errorf("xindex: index %s: value %q: the copy cannot be stored: %w", s.name, naming.Cut(val), err)
 				}
 				now = at
 				puts = append(puts, x.step(s, actPut, row))
@@ -79,7 +80,7 @@ func encode[T any](v *T) (store.Entity, error) {
 		return e, err
 	}
 	if err := store.ValidateKeys(e.PartitionKey, e.RowKey); err != nil {
-		return e, fmt.Errorf("xindex: entity (%q, %q): %w", cutValue(e.PartitionKey), cutValue(e.RowKey), err)
+		return e, fmt.Errorf("xindex: entity (%q, %q): %w", naming.Cut(e.PartitionKey), naming.Cut(e.RowKey), err)
 	}
 	return e, nil
 }
@@ -106,21 +107,9 @@ func (x *Table[T]) Insert(ctx context.Context, v *T) error {
 // without one), with the intent to move the copies whose values changed
 // and refresh the others, in one transaction; it stores the new ETag in v.
 func (x *Table[T]) Update(ctx context.Context, v *T) error {
-	etag := mapper.ETagOf(v)
-	if etag == "" {
-		return fmt.Errorf("xindex: update: %w", mapper.ErrNoETag)
-	}
-	e, err := encode(v)
+	e, cur, err := x.current(ctx, v, "update")
 	if err != nil {
 		return err
-	}
-	cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
-	if err != nil {
-		return err
-	}
-	if cur.ETag != etag {
-		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-			"xindex: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
 	}
 	return x.replace(ctx, v, e, cur)
 }
@@ -170,30 +159,40 @@ func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
 // Delete removes *v's entity if it still has the ETag in v's etag field,
 // with the intent to remove every copy, in one transaction.
 func (x *Table[T]) Delete(ctx context.Context, v *T) error {
-	etag := mapper.ETagOf(v)
-	if etag == "" {
-		return fmt.Errorf("xindex: delete: %w", mapper.ErrNoETag)
-	}
-	e, err := encode(v)
+	_, cur, err := x.current(ctx, v, "delete")
 	if err != nil {
 		return err
-	}
-	cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
-	if err != nil {
-		return err
-	}
-	if cur.ETag != etag {
-		return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-			"xindex: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
 	}
 	return x.remove(ctx, cur)
+}
+
+// current reads the stored entity of *v for op ("update" or "delete"),
+// which may go on only if it still has the ETag in v's etag field:
+// mapper.ErrNoETag without one, store.ErrPreconditionFailed when it
+// changed. It returns *v encoded and the stored row.
+func (x *Table[T]) current(ctx context.Context, v *T, op string) (e, cur store.Entity, err error) {
+	etag := mapper.ETagOf(v)
+	if etag == "" {
+		return e, cur, fmt.Errorf("xindex: %s: %w", op, mapper.ErrNoETag)
+	}
+	if e, err = encode(v); err != nil {
+		return e, cur, err
+	}
+	if cur, err = x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
+		return e, cur, err
+	}
+	if cur.ETag != etag {
+		return e, cur, store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+			"xindex: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+	}
+	return e, cur, nil
 }
 
 // DeleteKey removes the entity with keys (pk, rk), whatever its version,
 // with the intent to remove every copy. A missing entity is not an error.
 func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
 	if err := store.ValidateKeys(pk, rk); err != nil {
-		return fmt.Errorf("xindex: entity (%q, %q): %w", cutValue(pk), cutValue(rk), err)
+		return fmt.Errorf("xindex: entity (%q, %q): %w", naming.Cut(pk), naming.Cut(rk), err)
 	}
 	var last error
 	for range maxRounds {

@@ -3,12 +3,14 @@ package xindex
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -238,7 +240,7 @@ func New[T any](eng *eventual.Engine, table string, opts Options, specs ...Spec[
 	specs = append([]Spec[T](nil), specs...)
 	for i := range specs {
 		s := &specs[i]
-		if !validName(s.name) {
+		if !naming.Valid(s.name) {
 			return nil, refuse("index name %q must be 1 to 32 letters, digits and underscores", s.name)
 		}
 		if seen[s.name] {
@@ -262,7 +264,7 @@ func New[T any](eng *eventual.Engine, table string, opts Options, specs ...Spec[
 			return nil, refuse("index %q: its copies' RowKeys (%q...) would overlap the entities' prefix %q in table %s", s.name, copyPrefix, kind.Prefix, table)
 		}
 		for _, p := range s.project {
-			if !contains(props, p) {
+			if !slices.Contains(props, p) {
 				return nil, refuse("index %q projects %q, which is not a property of the type (properties: %s)", s.name, p, strings.Join(props, ", "))
 			}
 		}
@@ -273,28 +275,6 @@ func New[T any](eng *eventual.Engine, table string, opts Options, specs ...Spec[
 		return nil, fmt.Errorf("xindex: table %s: %w", table, err)
 	}
 	return x, nil
-}
-
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // refuse builds a refusal of tablekit's own checks.
@@ -328,11 +308,4 @@ func (x *Table[T]) spec(name string) (*Spec[T], error) {
 		names[i] = s.name
 	}
 	return nil, refuse("no index %q (indexes: %s)", name, strings.Join(names, ", "))
-}
-
-func cutValue(v string) string {
-	if len(v) > 64 {
-		return v[:64] + "..."
-	}
-	return v
 }

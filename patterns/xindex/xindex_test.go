@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
@@ -110,6 +111,21 @@ func TestGuideWalkthrough(t *testing.T) {
 		}
 		if err := x.Update(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
 			t.Fatalf("stale update: %v", err)
+		}
+		// A stale ETag refuses a delete too, and leaves the row; no ETag
+		// at all is refused naming the call.
+		if err := x.Delete(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
+			t.Fatalf("stale delete: %v", err)
+		}
+		if _, err := x.Get(ctx, "Sales", stale.ID); err != nil {
+			t.Fatalf("a stale delete removed the row: %v", err)
+		}
+		untagged := stale
+		untagged.ETag = ""
+		for name, op := range map[string]func(context.Context, *Employee) error{"update": x.Update, "delete": x.Delete} {
+			if err := op(ctx, &untagged); !errors.Is(err, mapper.ErrNoETag) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s without an ETag: %v; want mapper.ErrNoETag naming the call", name, err)
+			}
 		}
 		if err := x.Delete(ctx, cy); err != nil {
 			t.Fatal(err)

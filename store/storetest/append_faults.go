@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -157,20 +156,7 @@ func (s *suite) appendRandomSchedules(t *testing.T) {
 func (s *suite) appendRandomRun(t *testing.T, seed uint64) appendCounts {
 	var c appendCounts
 	var on atomic.Bool
-	var mu sync.Mutex
-	frng := rand.New(rand.NewPCG(seed, 0xa99e))
-	cont := s.faultyContainer(t, func(Request) Fault {
-		if !on.Load() {
-			return FaultNone
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if frng.Float64() < 0.3 {
-			c.faults++
-			return Fault(1 + frng.IntN(int(numFaults)-1))
-		}
-		return FaultNone
-	})
+	cont := s.faultyContainer(t, randomFaults(seed, 0xa99e, &on, &c.faults))
 	rng := rand.New(rand.NewPCG(seed, 0xb10c))
 	model := []byte("head")
 	ctx := context.Background()

@@ -73,20 +73,7 @@ func (s *suite) randomSchedules(t *testing.T) {
 func (s *suite) randomRun(t *testing.T, seed uint64) faultCounts {
 	var c faultCounts
 	var on atomic.Bool
-	var mu sync.Mutex
-	frng := rand.New(rand.NewPCG(seed, 0xfa17))
-	st := s.h.Faults(t, func(Request) Fault {
-		if !on.Load() {
-			return FaultNone
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if frng.Float64() < 0.3 {
-			c.faults++
-			return Fault(1 + frng.IntN(int(numFaults)-1))
-		}
-		return FaultNone
-	})
+	st := s.h.Faults(t, randomFaults(seed, 0xfa17, &on, &c.faults))
 	tbl := s.newTableOn(t, st)
 	rng := rand.New(rand.NewPCG(seed, 0x0b5))
 	model := make([]*store.Entity, randomRows) // what is stored, by row
@@ -128,6 +115,26 @@ func (s *suite) randomRun(t *testing.T, seed uint64) faultCounts {
 		}
 	}
 	return c
+}
+
+// randomFaults is the schedule of a randomized run: while on is true, it
+// fails three requests in ten with a fault drawn at random from a source
+// seeded with (seed, stream), and counts them in *faults.
+func randomFaults(seed, stream uint64, on *atomic.Bool, faults *int) Schedule {
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, stream))
+	return func(Request) Fault {
+		if !on.Load() {
+			return FaultNone
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if rng.Float64() < 0.3 {
+			*faults++
+			return Fault(1 + rng.IntN(int(numFaults)-1))
+		}
+		return FaultNone
+	}
 }
 
 // randomOutcome is one write's outcome in a randomized schedule.

@@ -1,0 +1,50 @@
+package eventual
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// VersionOf reads the version the engine keeps on a row it wrote
+// (VersionProperty): a source row's after Write, a copy's after a step.
+// A row without one, or with one that is not an integer, has version 0.
+// Step handlers (Handle) compare it with Operation.Version.
+func VersionOf(e *store.Entity) int64 {
+	switch v := e.Properties[VersionProperty].(type) {
+	case int64:
+		return v
+	case int32:
+		return int64(v)
+	}
+	return 0
+}
+
+// Read reads the row r names from st as stored. A row that does not
+// exist is not found (found false, no error); a missing table is an
+// error, so that a step never takes it for a deleted source. The error is
+// the store's: the caller says what it was reading.
+func (r Ref) Read(ctx context.Context, st store.Store) (row store.Entity, found bool, err error) {
+	row, err = st.Table(r.Table).Get(ctx, r.PartitionKey, r.RowKey, nil)
+	if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+		return store.Entity{}, false, nil
+	}
+	if err != nil {
+		return store.Entity{}, false, err
+	}
+	return row, true, nil
+}
+
+// MovedPast reports whether the source row r names has moved past
+// version v: it is gone, or it carries a newer version (VersionOf). A
+// step of an operation at version v must then not create a copy that is
+// missing, since a later operation carries the source's state or its
+// deletion. It reads the row as Read does, with Read's errors.
+func (r Ref) MovedPast(ctx context.Context, st store.Store, v int64) (bool, error) {
+	row, found, err := r.Read(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	return !found || VersionOf(&row) > v, nil
+}
