@@ -73,8 +73,10 @@ type codec struct {
 	kind *Kind
 	// large holds the indexes in fields of the fields tagged large (large.go).
 	large []int
-	// kindName is the discriminator property's name, checked.
+	// kindName is the discriminator property's name, checked, and marker
+	// the value it holds (Kind.Marker), made once.
 	kindName store.PropertyName
+	marker   string
 }
 
 // codecs caches compiled codecs by reflect.Type. It is a cache of pure
@@ -210,6 +212,9 @@ func compile(t reflect.Type) (*codec, error) {
 		return nil, err
 	}
 	c.kind = kind
+	if kind != nil {
+		c.marker = kind.Marker()
+	}
 	if kind != nil && kind.Property != "" {
 		if c.kindName, err = store.NewPropertyName(kind.Property); err != nil {
 			return nil, &Error{Type: t, Msg: "kind property", Err: err}

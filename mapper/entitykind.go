@@ -165,7 +165,7 @@ func (c *codec) checkKey(rk string) error {
 // wins over whatever a discriminator field holds.
 func (c *codec) stampKind(props map[string]any) error {
 	if c.kind != nil && c.kind.Property != "" {
-		props[c.kind.Property] = c.kind.Marker()
+		props[c.kind.Property] = c.marker
 	}
 	return nil
 }
@@ -175,15 +175,30 @@ func (c *codec) checkKind(e *store.Entity) error {
 	if c.kind == nil {
 		return nil
 	}
-	if c.kind.Prefix != "" && !strings.HasPrefix(e.RowKey, c.kind.Prefix) {
-		return fmt.Errorf("%w: row (%s, %s) is not a %s: its RowKey does not start with %s",
-			ErrWrongKind, quote(e.PartitionKey), quote(e.RowKey), c.typ, quote(c.kind.Prefix))
+	v := e.Properties[c.kind.Property]
+	s, isString := v.(string)
+	return c.checkRow(e.PartitionKey, e.RowKey, s, isString, v)
+}
+
+// checkRow refuses a row of another kind, from its keys and its
+// discriminator's stored value: disc when it is a string (isString), else
+// other (nil when the row has none). A type without a kind accepts every
+// row.
+func (c *codec) checkRow(pk, rk, disc string, isString bool, other any) error {
+	if c.kind == nil {
+		return nil
 	}
-	if c.kind.Property != "" {
-		if v, _ := e.Properties[c.kind.Property].(string); v != c.kind.Marker() {
-			return fmt.Errorf("%w: row (%s, %s) is not a %s: %s is %v, not %s",
-				ErrWrongKind, quote(e.PartitionKey), quote(e.RowKey), c.typ, c.kind.Property, quoteAny(e.Properties[c.kind.Property]), quote(c.kind.Marker()))
+	if c.kind.Prefix != "" && !strings.HasPrefix(rk, c.kind.Prefix) {
+		return fmt.Errorf("%w: row (%s, %s) is not a %s: its RowKey does not start with %s",
+			ErrWrongKind, quote(pk), quote(rk), c.typ, quote(c.kind.Prefix))
+	}
+	if c.kind.Property != "" && (!isString || disc != c.marker) {
+		stored := quoteAny(other)
+		if isString {
+			stored = quote(disc)
 		}
+		return fmt.Errorf("%w: row (%s, %s) is not a %s: %s is %s, not %s",
+			ErrWrongKind, quote(pk), quote(rk), c.typ, c.kind.Property, stored, quote(c.marker))
 	}
 	return nil
 }

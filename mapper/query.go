@@ -3,7 +3,6 @@ package mapper
 import (
 	"context"
 	"iter"
-	"reflect"
 	"strconv"
 
 	"github.com/tablekit/tablekit/store"
@@ -20,7 +19,9 @@ type Page[T any] struct {
 }
 
 // Query returns every entity matching all of where (every entity when
-// where is empty), decoded as T, across every page: it follows
+// where is empty), decoded as T, across every page (over a
+// store.TypedTable each page is read straight into values of T; see
+// ReadPage): it follows
 // continuation tokens until the service has no more, so short and empty
 // pages are invisible to the caller. Only T's properties are requested
 // ($select), unless T has an extra field or WithoutSelect was given.
@@ -41,29 +42,23 @@ func (r *Repository[T]) query(ctx context.Context, where Cond[T]) iter.Seq2[T, e
 			return
 		}
 		q.Top = r.opts.pageSize
+		var rows []Row[T]
 		for {
-			page, err := r.table.Query(ctx, q)
+			var cont string
+			rows, cont, err = readPage(ctx, r.c, r.table, r.typed, q, rows[:0])
 			if err != nil {
 				yield(zero, err)
 				return
 			}
-			for i := range page.Entities {
-				var v T
-				if err := r.c.decodeEntity(&page.Entities[i], reflect.ValueOf(&v).Elem()); err != nil {
-					v = zero // never hand out a half-decoded value
-					if !yield(v, err) {
-						return
-					}
-					continue
-				}
-				if !yield(v, nil) {
+			for i := range rows {
+				if !yield(rows[i].Value, rows[i].Err) {
 					return
 				}
 			}
-			if page.Continuation == "" {
+			if cont == "" {
 				return
 			}
-			q.Continuation = page.Continuation
+			q.Continuation = cont
 		}
 	}
 }
@@ -110,20 +105,21 @@ func (r *Repository[T]) queryPage(ctx context.Context, token string, size int, w
 		return p, &Error{Type: r.c.typ, Msg: "QueryPage: size " + strconv.Itoa(size) + " is out of range: it must be 1 to " + strconv.Itoa(store.MaxPageSize)}
 	}
 	q.Continuation = token
+	var rows []Row[T]
 	for {
 		q.Top = size - len(p.Items)
-		page, err := r.table.Query(ctx, q)
+		var cont string
+		rows, cont, err = readPage(ctx, r.c, r.table, r.typed, q, rows[:0])
 		if err != nil {
 			return Page[T]{}, err
 		}
-		for i := range page.Entities {
-			var v T
-			if err := r.c.decodeEntity(&page.Entities[i], reflect.ValueOf(&v).Elem()); err != nil {
-				return Page[T]{}, err
+		for i := range rows {
+			if rows[i].Err != nil {
+				return Page[T]{}, rows[i].Err
 			}
-			p.Items = append(p.Items, v)
+			p.Items = append(p.Items, rows[i].Value)
 		}
-		p.Next = page.Continuation
+		p.Next = cont
 		if p.Next == "" || len(p.Items) >= size {
 			return p, nil
 		}

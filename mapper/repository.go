@@ -95,23 +95,21 @@ func (r *Repository[T]) Get(ctx context.Context, pk, rk string) (T, error) {
 	return v, err
 }
 
-// getTyped reads through the typed lane straight into rv. A type with a
-// kind is checked on the whole entity first, so it goes through one.
+// getTyped reads through the typed lane straight into rv, with no
+// projection: the reader drops what T does not map (T without an extra
+// field), and a T with one selects everything anyway. A type with a kind
+// is checked as the members stream by (the RowKey's prefix, the
+// discriminator's value), and a row of another kind leaves rv zero.
 func (r *Repository[T]) getTyped(ctx context.Context, pk, rk string, rv reflect.Value) error {
-	if r.c.kind != nil {
-		var b store.EntityBuilder
-		if err := r.typed.GetInto(ctx, pk, rk, &store.GetOptions{Select: r.selectNames()}, &b); err != nil {
-			return err
-		}
-		return r.c.decodeEntity(&b.Entity, rv)
-	}
-	// No projection: the reader drops what T does not map (T without an
-	// extra field), and a T with one selects everything anyway.
 	rd := newReader(r.c, rv)
 	if err := r.typed.GetInto(ctx, pk, rk, nil, rd); err != nil {
 		return err
 	}
-	return rd.finish()
+	err := rd.finish()
+	if err != nil && errors.Is(err, ErrWrongKind) {
+		rv.SetZero()
+	}
+	return err
 }
 
 // GetByKey reads the entity whose keys *key has: its key fields, or what

@@ -64,7 +64,7 @@ func (c *codec) writeProperties(v reflect.Value, w store.PropertyWriter) error {
 		others = append(others, named{n, x})
 	}
 	if discriminator && c.byName[c.kind.Property] == nil {
-		others = append(others, named{c.kindName, c.kind.Marker()})
+		others = append(others, named{c.kindName, c.marker})
 	}
 	slices.SortFunc(others, func(a, b named) int { return strings.Compare(a.n.String(), b.n.String()) })
 	i := 0
@@ -76,7 +76,7 @@ func (c *codec) writeProperties(v reflect.Value, w store.PropertyWriter) error {
 		}
 		if discriminator && f.name == c.kind.Property {
 			// The kind's value wins over the field's, as in Encode.
-			if err := w.String(f.pname, c.kind.Marker()); err != nil {
+			if err := w.String(f.pname, c.marker); err != nil {
 				return err
 			}
 			continue
@@ -156,22 +156,51 @@ func (f *field) write(v reflect.Value, w store.PropertyWriter) error {
 }
 
 // reader decodes the members a backend reads into a struct value: a
-// store.EntityReader.
+// store.EntityReader. It never stops the backend: a value that does not
+// decode is kept as the entity's error and the members after it are not
+// decoded, but still watched for the kind's discriminator, so that finish
+// reports a row of another kind before any decoding error, as
+// decodeEntity does, without a store.Entity being built.
 type reader struct {
 	c      *codec
 	v      reflect.Value
 	pk, rk string
 	extra  map[string]any
+	// err is the first member that did not decode; skip stops decoding
+	// (after an error, or for a RowKey outside the kind's prefix).
+	err  error
+	skip bool
+	// The discriminator's stored value, for a type with one: a string in
+	// disc (discSet), any other type boxed in discOther.
+	disc      string
+	discSet   bool
+	discOther any
 }
 
 func newReader(c *codec, v reflect.Value) *reader {
-	v.SetZero()
-	return &reader{c: c, v: v}
+	r := &reader{c: c, v: v}
+	r.reset()
+	return r
 }
 
-// finish sets what needs every member first: keys through SetTableKeys,
-// the extra map.
+// reset readies the reader for the next entity: the value zeroed, the
+// state cleared.
+func (r *reader) reset() {
+	r.v.SetZero()
+	*r = reader{c: r.c, v: r.v}
+}
+
+// finish checks the kind and sets what needs every member first: keys
+// through SetTableKeys, the extra map. It returns the entity's error.
 func (r *reader) finish() error {
+	if r.c.kind != nil {
+		if err := r.c.checkRow(r.pk, r.rk, r.disc, r.discSet, r.discOther); err != nil {
+			return err
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
 	if r.c.keyMethod {
 		if err := r.c.setKeys(r.v, r.pk, r.rk); err != nil {
 			return err
@@ -187,38 +216,56 @@ func (r *reader) finish() error {
 	return nil
 }
 
-func (r *reader) SetPartitionKey(pk string) error {
-	if r.c.keyMethod {
-		r.pk = pk
-		return nil
+// fail keeps the entity's first error and stops decoding.
+func (r *reader) fail(err error) {
+	if err != nil && r.err == nil {
+		r.err, r.skip = err, true
 	}
-	return r.c.pk.setKey(r.v, pk)
+}
+
+// isDisc reports whether name is the kind's discriminator.
+func (r *reader) isDisc(name string) bool {
+	d := r.c.kindName.String()
+	return d != "" && name == d
+}
+
+func (r *reader) SetPartitionKey(pk string) error {
+	r.pk = pk
+	if !r.c.keyMethod && !r.skip {
+		r.fail(r.c.pk.setKey(r.v, pk))
+	}
+	return nil
 }
 
 func (r *reader) SetRowKey(rk string) error {
-	if r.c.keyMethod {
-		r.rk = rk
-		return nil
+	r.rk = rk
+	if k := r.c.kind; k != nil && k.Prefix != "" && !strings.HasPrefix(rk, k.Prefix) {
+		r.skip = true // another kind's row: finish says so
 	}
-	return r.c.rk.setKey(r.v, rk)
+	if !r.c.keyMethod && !r.skip {
+		r.fail(r.c.rk.setKey(r.v, rk))
+	}
+	return nil
 }
 
 func (r *reader) SetTimestamp(t time.Time) error {
-	if r.c.ts == nil {
+	if r.c.ts == nil || r.skip {
 		return nil
 	}
 	fv, err := r.c.ts.target(r.v)
-	if err != nil {
-		return err
+	if err == nil {
+		err = r.c.ts.setTimeRaw(fv, t)
 	}
-	return r.c.ts.setTimeRaw(fv, t)
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetETag(etag store.ETag) error {
-	if r.c.etag == nil {
+	if r.c.etag == nil || r.skip {
 		return nil
 	}
-	return r.c.etag.setKey(r.v, string(etag))
+	r.fail(r.c.etag.setKey(r.v, string(etag)))
+	return nil
 }
 
 // field returns the target of property name, or a nil field for a name T
@@ -233,105 +280,174 @@ func (r *reader) field(name string) (*field, reflect.Value, error) {
 }
 
 // other keeps a property T does not map in its extra field, if it has one.
-func (r *reader) other(name string, val any) error {
+func (r *reader) other(name string, val any) {
 	if r.c.extra == nil {
-		return nil
+		return
 	}
 	if r.extra == nil {
 		r.extra = make(map[string]any)
 	}
 	r.extra[strings.Clone(name)] = val
-	return nil
 }
 
 func (r *reader) SetString(name, s string) error {
+	if r.isDisc(name) {
+		r.disc, r.discSet, r.discOther = s, true, nil
+	}
+	if r.skip {
+		return nil
+	}
 	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if err == nil && f == nil {
+		r.other(name, s)
+		return nil
 	}
-	if f == nil {
-		return r.other(name, s)
+	if err == nil {
+		err = f.setString(fv, s)
 	}
-	return f.setString(fv, s)
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetBinary(name string, b []byte) error {
-	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if r.isDisc(name) {
+		r.discOther, r.discSet = b, false
 	}
-	if f == nil {
-		return r.other(name, b)
-	}
-	if f.kind == kBytes {
-		f.deref(fv).SetBytes(b) // the reader owns b
+	if r.skip {
 		return nil
 	}
-	return f.setBytes(fv, b)
+	f, fv, err := r.field(name)
+	if err == nil && f == nil {
+		if len(b) == 0 {
+			b = nil // as decodeEntity copies it
+		}
+		r.other(name, b)
+		return nil
+	}
+	if err == nil {
+		if f.kind == kBytes {
+			if b == nil {
+				b = []byte{} // as setBytes copies it
+			}
+			f.deref(fv).SetBytes(b) // the reader owns b
+		} else {
+			err = f.setBytes(fv, b)
+		}
+	}
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetBool(name string, b bool) error {
+	if r.isDisc(name) {
+		r.discOther, r.discSet = b, false
+	}
+	if r.skip {
+		return nil
+	}
 	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if err == nil && f == nil {
+		r.other(name, b)
+		return nil
 	}
-	if f == nil {
-		return r.other(name, b)
+	if err == nil {
+		err = f.decodeAny(fv, b)
 	}
-	return f.decodeAny(fv, b)
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetInt32(name string, n int32) error {
+	if r.isDisc(name) {
+		r.discOther, r.discSet = n, false
+	}
+	if r.skip {
+		return nil
+	}
 	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if err == nil && f == nil {
+		r.other(name, n)
+		return nil
 	}
-	if f == nil {
-		return r.other(name, n)
+	if err == nil {
+		err = f.setInt(fv, int64(n), store.EdmInt32)
 	}
-	return f.setInt(fv, int64(n), store.EdmInt32)
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetInt64(name string, n int64) error {
+	if r.isDisc(name) {
+		r.discOther, r.discSet = n, false
+	}
+	if r.skip {
+		return nil
+	}
 	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if err == nil && f == nil {
+		r.other(name, n)
+		return nil
 	}
-	if f == nil {
-		return r.other(name, n)
+	if err == nil {
+		err = f.setInt(fv, n, store.EdmInt64)
 	}
-	return f.setInt(fv, n, store.EdmInt64)
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetDouble(name string, x float64) error {
+	if r.isDisc(name) {
+		r.discOther, r.discSet = x, false
+	}
+	if r.skip {
+		return nil
+	}
 	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if err == nil && f == nil {
+		r.other(name, x)
+		return nil
 	}
-	if f == nil {
-		return r.other(name, x)
+	if err == nil {
+		err = f.setFloat(fv, x)
 	}
-	return f.setFloat(fv, x)
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetTime(name string, t time.Time) error {
+	if r.isDisc(name) {
+		r.discOther, r.discSet = t, false
+	}
+	if r.skip {
+		return nil
+	}
 	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if err == nil && f == nil {
+		r.other(name, t)
+		return nil
 	}
-	if f == nil {
-		return r.other(name, t)
+	if err == nil {
+		err = f.setTime(fv, t)
 	}
-	return f.setTime(fv, t)
+	r.fail(err)
+	return nil
 }
 
 func (r *reader) SetGUID(name string, g store.GUID) error {
+	if r.isDisc(name) {
+		r.discOther, r.discSet = g, false
+	}
+	if r.skip {
+		return nil
+	}
 	f, fv, err := r.field(name)
-	if err != nil {
-		return err
+	if err == nil && f == nil {
+		r.other(name, g)
+		return nil
 	}
-	if f == nil {
-		return r.other(name, g)
+	if err == nil {
+		err = f.setGUID(fv, g)
 	}
-	return f.setGUID(fv, g)
+	r.fail(err)
+	return nil
 }

@@ -16,25 +16,46 @@ import (
 // examined. The token is a key, not a position, so it stays
 // valid across concurrent writes.
 func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	f, err := filter.ParseQuery(q)
+	matched, cont, err := h.page(ctx, q)
 	if err != nil {
 		return store.Page{}, err
+	}
+	page := store.Page{Continuation: cont}
+	if len(matched) > 0 {
+		page.Entities = make([]store.Entity, len(matched))
+		for i, r := range matched {
+			page.Entities[i] = r.entity(q.Select)
+		}
+	}
+	return page, nil
+}
+
+// page runs one page of q for Query and QueryInto alike: every check of
+// the request (filter.ParseQuery, the continuation token's seal), the
+// injected fault, the throughput model's admission and charge, and the
+// walk of the key ranges. It returns the matching records, whose bytes
+// never change, for the caller to decode after the lock is released, and
+// the page's continuation token.
+func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string, error) {
+	f, err := filter.ParseQuery(q)
+	if err != nil {
+		return nil, "", err
 	}
 	var fromPK, fromRK string
 	resume := q.Continuation != ""
 	scope := store.TokenScope(h.name, q.Filter)
 	if resume {
 		if fromPK, fromRK, err = decodeEntityToken(q.Continuation, scope); err != nil {
-			return store.Page{}, err
+			return nil, "", err
 		}
 	}
 	t, err := h.begin(ctx, OpQuery)
 	if err != nil {
-		return store.Page{}, err
+		return nil, "", err
 	}
 	plan := f.Plan()
 	if err := h.s.admitQuery(h.name, plan); err != nil {
-		return store.Page{}, err
+		return nil, "", err
 	}
 	limit := q.Top
 	if limit == 0 {
@@ -42,7 +63,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	}
 	limit, empty := h.s.pageCut(limit)
 
-	var page store.Page
+	var cont string
 	// Match sees a view of each visited record holding only the properties
 	// the filter compares, decoded into one reused map, so a record that
 	// does not match costs no full decode.
@@ -51,9 +72,12 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	if len(names) > 0 {
 		scratch = make(map[string]any, len(names))
 	}
+	// One view for the page: Match takes a pointer, which would otherwise
+	// move a view per record to the heap.
+	view := new(store.Entity)
 	// Matching records are collected under the read lock and decoded after
 	// it: their bytes never change, and writers wait less.
-	var matched []record
+	matched := make([]record, 0, min(limit, 64))
 	t.mu.RLock()
 	for _, kr := range plan.Ranges {
 		startPK, startRK, bounded := kr.Start()
@@ -72,7 +96,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 					return false
 				}
 				if empty || len(matched) == limit {
-					page.Continuation = encodeEntityToken(scope, r.pk(), r.rk())
+					cont = encodeEntityToken(scope, r.pk(), r.rk())
 					done = true
 					return false
 				}
@@ -86,8 +110,8 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 					return true
 				}
 				outside = 0
-				view := r.matchView(names, scratch)
-				if !f.Match(&view) {
+				*view = r.matchView(names, scratch)
+				if !f.Match(view) {
 					return true
 				}
 				matched = append(matched, r)
@@ -100,13 +124,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	}
 	t.mu.RUnlock()
 	h.s.payQuery(h.name, plan, matched)
-	if len(matched) > 0 {
-		page.Entities = make([]store.Entity, len(matched))
-		for i, r := range matched {
-			page.Entities[i] = r.entity(q.Select)
-		}
-	}
-	return page, nil
+	return matched, cont, nil
 }
 
 // seekAfter is how many consecutive rows outside a range's RowKey bounds a

@@ -63,6 +63,24 @@ func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.Ge
 	return r.read(sel, rd)
 }
 
+// QueryInto implements store.TypedTable: the page Query would return,
+// found by the same code (page: the request's checks, faults, the
+// throughput model's admission and charge, short pages, the continuation
+// token), each matching record handed from its packed form to the reader
+// next returns, after the table's lock is released.
+func (h *tableHandle) QueryInto(ctx context.Context, q store.Query, next func() store.EntityReader) (string, int, error) {
+	matched, cont, err := h.page(ctx, q)
+	if err != nil {
+		return "", 0, err
+	}
+	for _, r := range matched {
+		if err := r.read(q.Select, next()); err != nil {
+			return "", 0, err
+		}
+	}
+	return cont, len(matched), nil
+}
+
 // read hands the record to rd; sel, when non-empty, projects its
 // properties.
 func (r record) read(sel []string, rd store.EntityReader) error {

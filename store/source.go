@@ -13,7 +13,8 @@ import (
 // read: it hands the backend a PropertySource, which writes its properties
 // one by one into the backend's own form (a JSON request body on Azure, a
 // packed record in memstore), and reads through an EntityReader, which the
-// backend feeds straight from the service's answer. Entity stays the
+// backend feeds straight from the service's answer (one entity of a point
+// read, or each entity of a query page: QueryInto). Entity stays the
 // currency of the Table interface; TypedTable is the optional fast lane,
 // and every rule of the service is enforced on it by the same code as on
 // Entity values: a backend writes a source only through WriteSource, which
@@ -106,6 +107,19 @@ type TypedTable interface {
 	// GetInto reads one entity, as Get does, and hands its members to r;
 	// nothing is handed to r when the read fails.
 	GetInto(ctx context.Context, pk, rk string, opts *GetOptions, r EntityReader) error
+	// QueryInto reads one page of q, the page Query would return, and
+	// hands its entities in key order to readers without building Entity
+	// values: for each entity it calls next once and hands the entity's
+	// members to the reader next returned (the keys, Timestamp and ETag,
+	// then the stored properties, only the selected ones under
+	// q.Select). The request is checked by the code that checks Query's
+	// (filter.ParseQuery, the continuation token's seal), the filter has
+	// Query's semantics, and the continuation token it returns ("" on the
+	// last page) is the one Query would return. n is the number of
+	// entities handed over. A reader's error stops the page and is
+	// returned as it is; on any error n is 0 and the entities already
+	// handed over belong to no page: discard them.
+	QueryInto(ctx context.Context, q Query, next func() EntityReader) (continuation string, n int, err error)
 }
 
 // EntityReader receives the members of one entity as a backend reads it,

@@ -14,6 +14,10 @@ import (
 	"github.com/tablekit/tablekit/store/azstore"
 )
 
+// entityOnly is a table without the typed lane (store.TypedTable): reads
+// through it take the store.Entity route.
+type entityOnly struct{ store.Table }
+
 // benchRows is the size of the benchmark's big partition.
 const benchRows = 100_000
 
@@ -42,9 +46,10 @@ func fillPartition(b *testing.B, tbl store.Table, pk string, n int) []string {
 
 // latestCases are the cases of the log tail benchmark on st: the baseline,
 // a typed point get of a random event of the big partition; Latest(10) of
-// that partition; Latest(10) of a partition of 1,000 events (the cost must
-// not grow with the partition); and the store query Latest sends, without
-// the stream's decoding.
+// that partition; the same over the table without its typed lane (the
+// page decoded from store.Entity values); Latest(10) of a partition of
+// 1,000 events (the cost must not grow with the partition); and the store
+// query Latest sends, without the stream's decoding.
 func latestCases(b *testing.B, st store.Store, table string) (interleave.Case, []interleave.Case) {
 	ctx := context.Background()
 	tbl := st.Table(table)
@@ -55,6 +60,9 @@ func latestCases(b *testing.B, st store.Store, table string) (interleave.Case, [
 		b.Fatal(err)
 	}
 	sSmall, _ := New[claim](tbl, "small")
+	// The same stream over the table without its typed lane: each page
+	// comes back as store.Entity values, decoded into claims after.
+	sEntity, _ := New[claim](entityOnly{tbl}, "big")
 	repo := mapper.NewRepository[claim](st, table)
 	check := func(evs []Event[claim], err error, top float64) error {
 		if err == nil && (len(evs) != 10 || evs[0].Value.Amount != top) {
@@ -69,6 +77,7 @@ func latestCases(b *testing.B, st store.Store, table string) (interleave.Case, [
 	q := store.Query{Filter: sBig.all, Top: 10}
 	return base, []interleave.Case{
 		{Name: "latest10", Op: func(int) error { evs, err := sBig.Latest(ctx, 10); return check(evs, err, benchRows-1) }},
+		{Name: "latest10entity", Op: func(int) error { evs, err := sEntity.Latest(ctx, 10); return check(evs, err, benchRows-1) }},
 		{Name: "latest10small", Op: func(int) error { evs, err := sSmall.Latest(ctx, 10); return check(evs, err, 999) }},
 		{Name: "query10", Op: func(int) error { _, err := tbl.Query(ctx, q); return err }},
 	}

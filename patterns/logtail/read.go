@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -99,27 +100,31 @@ type onePage[T any] struct {
 
 // page reads up to n events matching where in one query, following
 // continuation tokens only while the service's pages come back short.
+// Each page is read straight into values of T (mapper.ReadPage).
 func (s *Stream[T]) page(ctx context.Context, where string, n int) (onePage[T], error) {
 	q := store.Query{Filter: where, Top: n}
 	p := onePage[T]{Page: Page[T]{Events: make([]Event[T], 0, n)}}
+	var rows []mapper.Row[T]
 	for {
-		res, err := s.table.Query(ctx, q)
+		var cont string
+		var err error
+		rows, cont, err = mapper.ReadPage(ctx, s.table, q, rows[:0])
 		if err != nil {
 			return onePage[T]{}, fmt.Errorf("logtail: read %s/%s: %w", s.table.Name(), s.pk, err)
 		}
-		for _, e := range res.Entities {
-			ev, err := s.event(e)
+		for i := range rows {
+			ev, err := s.eventOf(&rows[i])
 			if err != nil {
 				return onePage[T]{}, err
 			}
 			p.Events = append(p.Events, ev)
 		}
-		p.more = res.Continuation != ""
+		p.more = cont != ""
 		if !p.more || len(p.Events) >= n {
 			return p, nil
 		}
 		q.Top = n - len(p.Events)
-		q.Continuation = res.Continuation
+		q.Continuation = cont
 	}
 }
 
@@ -127,21 +132,24 @@ func (s *Stream[T]) page(ctx context.Context, where string, n int) (onePage[T], 
 func (s *Stream[T]) scan(ctx context.Context, r keys.Range) iter.Seq2[Event[T], error] {
 	return func(yield func(Event[T], error) bool) {
 		q := store.Query{Filter: s.filter(r).String()}
+		var rows []mapper.Row[T]
 		for {
-			res, err := s.table.Query(ctx, q)
+			var cont string
+			var err error
+			rows, cont, err = mapper.ReadPage(ctx, s.table, q, rows[:0])
 			if err != nil {
 				yield(Event[T]{}, fmt.Errorf("logtail: read %s/%s: %w", s.table.Name(), s.pk, err))
 				return
 			}
-			for _, e := range res.Entities {
-				if !yield(s.event(e)) {
+			for i := range rows {
+				if !yield(s.eventOf(&rows[i])) {
 					return
 				}
 			}
-			if res.Continuation == "" {
+			if cont == "" {
 				return
 			}
-			q.Continuation = res.Continuation
+			q.Continuation = cont
 		}
 	}
 }

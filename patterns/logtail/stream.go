@@ -217,6 +217,19 @@ func (s *Stream[T]) event(e store.Entity) (Event[T], error) {
 	return ev, nil
 }
 
+// eventOf is event for a row a page read into T: the key is checked
+// first, as event checks it before decoding.
+func (s *Stream[T]) eventOf(row *mapper.Row[T]) (Event[T], error) {
+	t, err := parseKey(s.prefix, row.RowKey)
+	if err != nil {
+		return Event[T]{}, err
+	}
+	if row.Err != nil {
+		return Event[T]{Key: row.RowKey, Time: t}, fmt.Errorf("logtail: event %s: %w", row.RowKey, row.Err)
+	}
+	return Event[T]{Key: row.RowKey, Time: t, Value: row.Value}, nil
+}
+
 // backoff is the pause before attempt n (1, 2, ...): 50 ms doubling to 2 s.
 func backoff(n int) time.Duration {
 	d := 50 * time.Millisecond << min(n-1, 6)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 )
 
 // emptyPKPlaceholder stands for an empty PartitionKey where aztables
@@ -123,7 +124,10 @@ func (tablePolicy) takeQueryBody(req *policy.Request, qb *queryBody) (*http.Resp
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	data, err := io.ReadAll(resp.Body)
+	// The SDK's pipeline has read the body already (its body download
+	// policy runs inside the retries, so an answer cut short is sent
+	// again): take those bytes rather than copy them.
+	data, err := runtime.Payload(resp)
 	resp.Body.Close()
 	if err != nil {
 		return nil, err

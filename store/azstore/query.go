@@ -50,22 +50,55 @@ func decodeEntityToken(tok string, scope uint64) (npk, nrk string, err error) {
 // the entity lacks is absent from Properties, as on memstore (Azure sends
 // it as null).
 func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	ctx, err := azbase.Begin(ctx)
+	f, body, cont, err := h.page(ctx, q)
 	if err != nil {
 		return store.Page{}, err
 	}
+	page := store.Page{Continuation: cont}
+	err = wire.EachEntity(body, func(obj []byte) error {
+		e, err := wire.DecodeEntity(obj)
+		if err != nil {
+			return err
+		}
+		if !f.MatchesAll() && !f.Match(&e) {
+			return nil
+		}
+		project(&e, q.Select)
+		page.Entities = append(page.Entities, e)
+		return nil
+	})
+	if err != nil {
+		return store.Page{}, decodeErr(err, "query "+quote(h.name), false)
+	}
+	return page, nil
+}
+
+// page sends the request of one page of q for Query and QueryInto alike:
+// every check of the request (filter.ParseQuery: $top, $select, the
+// filter's length and syntax; the continuation token's seal), the filter
+// as the server is sent it (canonical; on an emulator widened, or left
+// out when Azurite would match too little), the $select with the
+// filter's properties added, the retries and the classification of a
+// failure. It returns the parsed filter, which the caller applies to
+// every entity of the body, the service's answer and the page's
+// continuation token.
+func (h *tableHandle) page(ctx context.Context, q store.Query) (*filter.Filter, []byte, string, error) {
+	ctx, err := azbase.Begin(ctx)
+	if err != nil {
+		return nil, nil, "", err
+	}
 	if err := h.ready(); err != nil {
-		return store.Page{}, err
+		return nil, nil, "", err
 	}
 	f, err := filter.ParseQuery(q)
 	if err != nil {
-		return store.Page{}, err
+		return nil, nil, "", err
 	}
 	opts := &aztables.ListEntitiesOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)}
 	if q.Continuation != "" {
 		npk, nrk, err := decodeEntityToken(q.Continuation, store.TokenScope(h.name, q.Filter))
 		if err != nil {
-			return store.Page{}, err
+			return nil, nil, "", err
 		}
 		opts.NextPartitionKey = &npk
 		if nrk != "" {
@@ -88,7 +121,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 	}
 	if len(q.Select) > 0 {
 		// The service projects; Match needs the filtered properties too,
-		// and project drops them again afterwards.
+		// and the caller drops them again afterwards.
 		names := []string{"PartitionKey", "RowKey", "Timestamp"}
 		for _, p := range slices.Concat(q.Select, f.Properties()) {
 			if !slices.Contains(names, p) {
@@ -102,32 +135,17 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 		resp, body, err = h.fetch(ctx, opts)
 	}
 	if err != nil {
-		return store.Page{}, azbase.Classify(ctx, err, "query "+quote(h.name), false)
+		return nil, nil, "", azbase.Classify(ctx, err, "query "+quote(h.name), false)
 	}
-	var page store.Page
-	err = wire.EachEntity(body, func(obj []byte) error {
-		e, err := wire.DecodeEntity(obj)
-		if err != nil {
-			return err
-		}
-		if !f.MatchesAll() && !f.Match(&e) {
-			return nil
-		}
-		project(&e, q.Select)
-		page.Entities = append(page.Entities, e)
-		return nil
-	})
-	if err != nil {
-		return store.Page{}, decodeErr(err, "query "+quote(h.name), false)
-	}
+	var cont string
 	if resp.NextPartitionKey != nil && *resp.NextPartitionKey != "" {
 		nrk := ""
 		if resp.NextRowKey != nil {
 			nrk = *resp.NextRowKey
 		}
-		page.Continuation = encodeEntityToken(store.TokenScope(h.name, q.Filter), *resp.NextPartitionKey, nrk)
+		cont = encodeEntityToken(store.TokenScope(h.name, q.Filter), *resp.NextPartitionKey, nrk)
 	}
-	return page, nil
+	return f, body, cont, nil
 }
 
 // fetch reads one page and returns aztables' answer (its continuation

@@ -33,6 +33,7 @@ func scanAll(t testing.TB, tbl store.Table, q store.Query, limit int) ([]store.E
 	t.Helper()
 	var all []store.Entity
 	pages := 0
+	q0 := q
 	for {
 		p, err := tbl.Query(t.Context(), q)
 		if err != nil {
@@ -44,6 +45,7 @@ func scanAll(t testing.TB, tbl store.Table, q store.Query, limit int) ([]store.E
 		}
 		all = append(all, p.Entities...)
 		if p.Continuation == "" {
+			sameTypedScan(t, tbl, q0, limit, all)
 			return all, pages
 		}
 		if pages > 10000 {

@@ -16,7 +16,7 @@ func (s *suite) queries(t *testing.T) {
 		_, tbl := s.newTable(t)
 		mustInsert(t, tbl, ent("p", "r"))
 		for _, top := range []int{-1, store.MaxPageSize + 1, 5000} {
-			_, err := tbl.Query(t.Context(), store.Query{Top: top})
+			err := refused(t, tbl, store.Query{Top: top})
 			if !wantErr(t, err, store.CodeInvalidInput, 400, noIndex) {
 				t.Logf("$top %d", top)
 			}
@@ -66,7 +66,7 @@ func (s *suite) queries(t *testing.T) {
 			t.Fatalf("$filter on an unselected property returned %v", keysOf(all))
 		}
 		wantProps(t, "filter and select", all[0].Properties, map[string]any{"C": true})
-		_, err := tbl.Query(t.Context(), store.Query{Select: []string{"A", "not valid"}})
+		err := refused(t, tbl, store.Query{Select: []string{"A", "not valid"}})
 		wantErr(t, err, store.CodePropertyNameInvalid, 400, noIndex)
 	})
 
@@ -91,7 +91,7 @@ func (s *suite) queries(t *testing.T) {
 			"substringof('a', S)",
 			"S eq 'abc'; drop",
 		} {
-			_, err := tbl.Query(t.Context(), store.Query{Filter: f})
+			err := refused(t, tbl, store.Query{Filter: f})
 			if !wantErr(t, err, store.CodeInvalidInput, 400, noIndex) {
 				t.Logf("filter %s", f)
 			}
@@ -112,7 +112,7 @@ func (s *suite) queries(t *testing.T) {
 		if len(all) != 1 {
 			t.Errorf("filter of 15 comparisons returned %d entities, want 1", len(all))
 		}
-		_, err := tbl.Query(t.Context(), store.Query{Filter: cmp(store.MaxFilterComparisons + 1)})
+		err := refused(t, tbl, store.Query{Filter: cmp(store.MaxFilterComparisons + 1)})
 		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
 	})
 
@@ -130,14 +130,14 @@ func (s *suite) queries(t *testing.T) {
 			t.Errorf("a filter of exactly %d bytes returned %d entities, want 1", store.MaxFilterBytes, len(all))
 		}
 		over := "A eq '" + long[:store.MaxFilterBytes-10] + "'"
-		_, err := tbl.Query(t.Context(), store.Query{Filter: over})
+		err := refused(t, tbl, store.Query{Filter: over})
 		if wantErr(t, err, store.CodeInvalidInput, 400, noIndex) {
 			if !strings.Contains(err.Error(), strconv.Itoa(store.MaxFilterBytes)) || store.SourceOf(err) != store.SourceClient {
 				t.Errorf("got %v: want tablekit's own refusal naming the limit", err)
 			}
 		}
 		// A megabyte of filter is refused as quickly, and never sent.
-		_, err = tbl.Query(t.Context(), store.Query{Filter: "A eq '" + strings.Repeat("y", 1<<20) + "'"})
+		err = refused(t, tbl, store.Query{Filter: "A eq '" + strings.Repeat("y", 1<<20) + "'"})
 		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
 	})
 
@@ -166,15 +166,15 @@ func (s *suite) queries(t *testing.T) {
 		// Another table, another filter, a damaged or cut token: refused.
 		bad := map[string]func() error{
 			"another table": func() error {
-				_, err := other.Query(t.Context(), store.Query{Filter: q.Filter, Continuation: tok})
+				err := refused(t, other, store.Query{Filter: q.Filter, Continuation: tok})
 				return err
 			},
 			"another filter": func() error {
-				_, err := tbl.Query(t.Context(), store.Query{Filter: "N ge 5", Continuation: tok})
+				err := refused(t, tbl, store.Query{Filter: "N ge 5", Continuation: tok})
 				return err
 			},
 			"no filter": func() error {
-				_, err := tbl.Query(t.Context(), store.Query{Continuation: tok})
+				err := refused(t, tbl, store.Query{Continuation: tok})
 				return err
 			},
 			"damaged": func() error {
@@ -184,11 +184,11 @@ func (s *suite) queries(t *testing.T) {
 				if b[i] == '-' || b[i] == '_' || b[i] < '0' {
 					b[i] = 'A'
 				}
-				_, err := tbl.Query(t.Context(), store.Query{Filter: q.Filter, Continuation: string(b)})
+				err := refused(t, tbl, store.Query{Filter: q.Filter, Continuation: string(b)})
 				return err
 			},
 			"cut short": func() error {
-				_, err := tbl.Query(t.Context(), store.Query{Filter: q.Filter, Continuation: tok[:len(tok)-3]})
+				err := refused(t, tbl, store.Query{Filter: q.Filter, Continuation: tok[:len(tok)-3]})
 				return err
 			},
 		}
@@ -222,7 +222,7 @@ func (s *suite) queries(t *testing.T) {
 	s.run(t, "BadContinuation_InvalidInput", func(t *testing.T) {
 		_, tbl := s.newTable(t)
 		mustInsert(t, tbl, ent("p", "r"))
-		_, err := tbl.Query(t.Context(), store.Query{Continuation: "\x00not a token"})
+		err := refused(t, tbl, store.Query{Continuation: "\x00not a token"})
 		wantErr(t, err, store.CodeInvalidInput, 400, noIndex)
 	})
 }

@@ -97,6 +97,7 @@ func RunWith(t *testing.T, h Harness) {
 		{"Queries", s.queries},
 		{"Filters", s.filters},
 		{"Paging", s.paging},
+		{"TypedQueries", s.typedQueries},
 		{"Queues", s.queues},
 		{"Blobs", s.blobs},
 		{"AppendBlobs", s.appendBlobs},

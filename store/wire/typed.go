@@ -128,6 +128,15 @@ func ReadEntity(data []byte, r store.EntityReader) error {
 	return &MalformedError{Err: err} // the JSON itself
 }
 
+// ReadProperty hands one member Scan delivered to r, as ReadEntity does:
+// a key, the Timestamp, the ETag (odata.etag) or a custom property, with
+// the method of its type. A caller that must look at an entity before
+// reading it (a query that checks each entity against its filter) scans
+// it once, keeps the Property values, and hands over the ones it wants.
+// An error of r is returned as it is; a value that does not match its
+// type is a *MalformedError.
+func ReadProperty(p Property, r store.EntityReader) error { return readMember(p, r) }
+
 // MalformedError reports an entity body ReadEntity could not read: bad
 // JSON, or a value that does not match its type.
 type MalformedError struct {
