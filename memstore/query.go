@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/filter"
 )
 
 // Query implements store.Table. It visits only the key ranges the filter's
@@ -37,7 +36,7 @@ func (h *tableHandle) Query(ctx context.Context, q store.Query) (store.Page, err
 // never change, for the caller to decode after the lock is released, and
 // the page's continuation token.
 func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string, error) {
-	f, err := filter.ParseQuery(q)
+	f, plan, err := h.s.filters.parse(q)
 	if err != nil {
 		return nil, "", err
 	}
@@ -53,7 +52,6 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string
 	if err != nil {
 		return nil, "", err
 	}
-	plan := f.Plan()
 	if err := h.s.admitQuery(h.name, plan); err != nil {
 		return nil, "", err
 	}

@@ -39,6 +39,8 @@ type Store struct {
 
 	model *throughputModel // WithThroughput; nil when off
 
+	filters filterCache // parsed $filter texts
+
 	mu      sync.RWMutex
 	tables  map[string]*table    // by lower-case name
 	deleted map[string]time.Time // lower-case name -> end of TableBeingDeleted window
