@@ -339,63 +339,34 @@ func (r *reader) SetBinary(name string, b []byte) error {
 }
 
 func (r *reader) SetBool(name string, b bool) error {
-	if r.isDisc(name) {
-		r.discOther, r.discSet = b, false
-	}
-	if r.skip {
-		return nil
-	}
-	f, fv, err := r.field(name)
-	if err == nil && f == nil {
-		r.other(name, b)
-		return nil
-	}
-	if err == nil {
-		err = f.decodeAny(fv, b)
-	}
-	r.fail(err)
-	return nil
+	return setMember(r, name, b, func(f *field, fv reflect.Value) error { return f.decodeAny(fv, b) })
 }
 
 func (r *reader) SetInt32(name string, n int32) error {
-	if r.isDisc(name) {
-		r.discOther, r.discSet = n, false
-	}
-	if r.skip {
-		return nil
-	}
-	f, fv, err := r.field(name)
-	if err == nil && f == nil {
-		r.other(name, n)
-		return nil
-	}
-	if err == nil {
-		err = f.setInt(fv, int64(n), store.EdmInt32)
-	}
-	r.fail(err)
-	return nil
+	return setMember(r, name, n, func(f *field, fv reflect.Value) error { return f.setInt(fv, int64(n), store.EdmInt32) })
 }
 
 func (r *reader) SetInt64(name string, n int64) error {
-	if r.isDisc(name) {
-		r.discOther, r.discSet = n, false
-	}
-	if r.skip {
-		return nil
-	}
-	f, fv, err := r.field(name)
-	if err == nil && f == nil {
-		r.other(name, n)
-		return nil
-	}
-	if err == nil {
-		err = f.setInt(fv, n, store.EdmInt64)
-	}
-	r.fail(err)
-	return nil
+	return setMember(r, name, n, func(f *field, fv reflect.Value) error { return f.setInt(fv, n, store.EdmInt64) })
 }
 
 func (r *reader) SetDouble(name string, x float64) error {
+	return setMember(r, name, x, func(f *field, fv reflect.Value) error { return f.setFloat(fv, x) })
+}
+
+func (r *reader) SetTime(name string, t time.Time) error {
+	return setMember(r, name, t, func(f *field, fv reflect.Value) error { return f.setTime(fv, t) })
+}
+
+func (r *reader) SetGUID(name string, g store.GUID) error {
+	return setMember(r, name, g, func(f *field, fv reflect.Value) error { return f.setGUID(fv, g) })
+}
+
+// setMember is what every Set method of a non-string value does: note a
+// discriminator of the wrong type, skip a refused row, keep a property T
+// does not map in the extra field (or drop it), and set the field's value
+// with set; a decoding error is kept for the end of the row.
+func setMember[V any](r *reader, name string, x V, set func(*field, reflect.Value) error) error {
 	if r.isDisc(name) {
 		r.discOther, r.discSet = x, false
 	}
@@ -408,45 +379,7 @@ func (r *reader) SetDouble(name string, x float64) error {
 		return nil
 	}
 	if err == nil {
-		err = f.setFloat(fv, x)
-	}
-	r.fail(err)
-	return nil
-}
-
-func (r *reader) SetTime(name string, t time.Time) error {
-	if r.isDisc(name) {
-		r.discOther, r.discSet = t, false
-	}
-	if r.skip {
-		return nil
-	}
-	f, fv, err := r.field(name)
-	if err == nil && f == nil {
-		r.other(name, t)
-		return nil
-	}
-	if err == nil {
-		err = f.setTime(fv, t)
-	}
-	r.fail(err)
-	return nil
-}
-
-func (r *reader) SetGUID(name string, g store.GUID) error {
-	if r.isDisc(name) {
-		r.discOther, r.discSet = g, false
-	}
-	if r.skip {
-		return nil
-	}
-	f, fv, err := r.field(name)
-	if err == nil && f == nil {
-		r.other(name, g)
-		return nil
-	}
-	if err == nil {
-		err = f.setGUID(fv, g)
+		err = set(f, fv)
 	}
 	r.fail(err)
 	return nil
