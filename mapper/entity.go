@@ -183,7 +183,8 @@ func (c *codec) decodeEntity(e *store.Entity, v reflect.Value) error {
 				continue
 			}
 			if extra == nil {
-				extra = make(map[string]any)
+				// At most every property T does not map: sized once.
+				extra = make(map[string]any, max(len(e.Properties)-len(c.fields), 1))
 			}
 			if b, ok := val.([]byte); ok {
 				val = append([]byte(nil), b...)
