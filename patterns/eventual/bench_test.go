@@ -3,22 +3,15 @@ package eventual_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/internal/backendtest"
-	"github.com/tablekit/tablekit/internal/faultproxy"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/azstore"
-	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // BenchmarkDrainAzurite measures how fast the worker drains two-step
@@ -40,54 +33,12 @@ func BenchmarkDrainAzurite(b *testing.B) {
 	b.Run("rtt5ms", func(b *testing.B) { benchDrain(b, 5*time.Millisecond) })
 }
 
-// latencyStore returns a store on the Azurite of the test, its table and
-// queue requests delayed by rtt through loopback proxies.
-func latencyStore(b *testing.B, rtt time.Duration) store.Store {
-	conn := azuritetest.Conn(b)
-	var name, key, tableURL, queueURL string
-	for _, part := range strings.Split(conn, ";") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "AccountName":
-			name = v
-		case "AccountKey":
-			key = v
-		case "TableEndpoint":
-			tableURL = v
-		case "QueueEndpoint":
-			queueURL = v
-		}
-	}
-	proxied := func(endpoint string) string {
-		u, err := url.Parse(endpoint)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := faultproxy.Start(u.Scheme+"://"+u.Host, func(*http.Request) faultproxy.Fault { return faultproxy.DelayAfter })
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.Delay = rtt
-		b.Cleanup(func() { _ = p.Close() })
-		return p.URL + u.Path
-	}
-	st, err := azstore.NewWithSharedKey(name, key, azstore.Endpoints{Table: proxied(tableURL), Queue: proxied(queueURL)},
-		&azstore.Options{Services: []azstore.Service{azqueues.Service()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return st
-}
-
 func benchDrain(b *testing.B, rtt time.Duration) {
 	ops := 500
 	if v, err := strconv.Atoi(os.Getenv("TABLEKIT_EVENTUAL_OPS")); err == nil && v > 0 {
 		ops = v
 	}
-	bk := backendtest.Azurite(b)
-	if rtt > 0 {
-		bk.Store = latencyStore(b, rtt)
-	}
+	bk := backendtest.AzuriteBehindDelay(b, rtt)
 	ctx := context.Background()
 	t1, t2 := bk.NewTable(b, "drainA"), bk.NewTable(b, "drainB")
 	suffix := fmt.Sprint(time.Now().UnixNano() % 1_000_000)

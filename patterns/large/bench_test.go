@@ -3,20 +3,14 @@ package large
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
-	"strings"
+	"github.com/tablekit/tablekit/internal/backendtest"
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/azuritetest"
-	"github.com/tablekit/tablekit/internal/faultproxy"
 	"github.com/tablekit/tablekit/internal/interleave"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/azstore"
-	"github.com/tablekit/tablekit/store/azstore/azblobs"
 )
 
 // scans is the benchmark's type: four large values.
@@ -98,54 +92,12 @@ func BenchmarkGetAzurite(b *testing.B) {
 }
 
 func benchAzurite(b *testing.B, rtt time.Duration) {
-	st := latencyStore(b, rtt)
+	st := backendtest.AzuriteBehindDelay(b, rtt).Store
 	n := time.Now().UnixNano() % 1_000_000_000
 	table, container := fmt.Sprintf("Scans%d", n), fmt.Sprintf("scans-%d", n)
 	defer st.DeleteTable(context.Background(), table)
 	defer st.Container(container).Delete(context.Background())
 	runBench(b, st, table, container, interleave.Config{Rounds: 15, Slice: 200 * time.Millisecond})
-}
-
-// latencyStore returns a store on the Azurite of the test with its table
-// and blob requests delayed by rtt through loopback proxies (none for 0).
-func latencyStore(b *testing.B, rtt time.Duration) store.Store {
-	conn := azuritetest.Conn(b)
-	var name, key, tableURL, blobURL string
-	for _, part := range strings.Split(conn, ";") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "AccountName":
-			name = v
-		case "AccountKey":
-			key = v
-		case "TableEndpoint":
-			tableURL = v
-		case "BlobEndpoint":
-			blobURL = v
-		}
-	}
-	proxied := func(endpoint string) string {
-		if rtt == 0 {
-			return endpoint
-		}
-		u, err := url.Parse(endpoint)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := faultproxy.Start(u.Scheme+"://"+u.Host, func(*http.Request) faultproxy.Fault { return faultproxy.DelayAfter })
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.Delay = rtt
-		b.Cleanup(func() { _ = p.Close() })
-		return p.URL + u.Path
-	}
-	st, err := azstore.NewWithSharedKey(name, key, azstore.Endpoints{Table: proxied(tableURL), Blob: proxied(blobURL)},
-		&azstore.Options{Services: []azstore.Service{azblobs.Service()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return st
 }
 
 func runBench(b *testing.B, st store.Store, table, container string, cfg interleave.Config) {
