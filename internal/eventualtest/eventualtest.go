@@ -8,6 +8,7 @@ package eventualtest
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,7 +102,9 @@ func (e Env) Opts(queue string) eventual.Options {
 		o.Now = e.Clock.Now
 		o.Visibility = 30 * time.Second
 		o.SweepAfter = time.Minute
-		o.Sleep = func(context.Context, time.Duration) error { return nil }
+		// Time stands still on the fake clock; a pause still lets the
+		// other goroutines run, as a real one would.
+		o.Sleep = func(context.Context, time.Duration) error { runtime.Gosched(); return nil }
 	}
 	return o
 }

@@ -392,6 +392,10 @@ func TestConcurrentWritersAndWorkers(t *testing.T) {
 		src := e.B.NewTable(t, "csrc")
 		dst := e.B.NewTable(t, "cdst")
 		o := opts(e, "conc")
+		// Four writers of one partition on purpose: on the fake clock their
+		// pauses take no time, so a writer may lose the fence more often
+		// than the default 8 attempts allow. The test is about the copies.
+		o.WriteAttempts = 64
 		eng := eventualtest.NewEngine(t, st, o)
 		const writers, each, sources = 4, 10, 5
 		var wg sync.WaitGroup
