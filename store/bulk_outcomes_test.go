@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,7 +112,10 @@ func TestBulkAppliedDeletesAreNotResent(t *testing.T) {
 	for i := range 100 {
 		deletes = append(deletes, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%04d", i)}, IfMatch: store.ETagAny})
 	}
-	var sends, reinserted atomic.Int64
+	var sends atomic.Int64
+	// The read-back reads rows in parallel: a sync.Once holds every read
+	// until the other writer's row is back, whichever read comes first.
+	var reinsert sync.Once
 	f := memstore.FaultFunc(func(op memstore.Operation, _ string) error {
 		switch op {
 		case memstore.OpTransact:
@@ -119,11 +123,11 @@ func TestBulkAppliedDeletesAreNotResent(t *testing.T) {
 			return memstore.AfterApply(memstore.InternalError())
 		case memstore.OpGet:
 			// Another writer puts row 7 back before the read-back.
-			if reinserted.CompareAndSwap(0, 1) {
+			reinsert.Do(func() {
 				if _, err := st.Table("bulk").Insert(context.Background(), store.Entity{PartitionKey: "p", RowKey: "r0007", Properties: map[string]any{"Owner": "other"}}); err != nil {
 					t.Errorf("re-insert: %v", err)
 				}
-			}
+			})
 		}
 		return nil
 	})
