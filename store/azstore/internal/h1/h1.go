@@ -1,0 +1,690 @@
+// Package h1 is azstore's default HTTP transport: HTTP/1.1 over pooled
+// connections, each exchange made start to finish on the caller's
+// goroutine.
+//
+// The storage services speak HTTP/1.1, one request at a time per
+// connection. net/http serves such an exchange with three goroutines (the
+// caller, the connection's write loop and its read loop) and hands the
+// request and the answer between them; on a small request those hand-offs
+// and the scheduler wake-ups behind them cost more client CPU than the
+// request itself. Here the caller writes the request and reads the answer
+// itself, and the connection goes back to the pool when the body has been
+// read.
+//
+// Transport is a policy.Transporter: the SDK's pipeline (authentication,
+// retries, logging) runs above it unchanged. Requests through a proxy (the
+// HTTP_PROXY and HTTPS_PROXY environment) go to the fallback transport.
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a Transport. Zero fields take the defaults.
+type Options struct {
+	// DialTimeout bounds a connection's dial and TLS handshake (30 s).
+	DialTimeout time.Duration
+	// TLSConfig is cloned for every TLS connection (TLS 1.2 or later, the
+	// system's roots). Its NextProtos is set to HTTP/1.1.
+	TLSConfig *tls.Config
+	// MaxIdlePerHost is the number of idle connections kept per host (64).
+	MaxIdlePerHost int
+	// IdleTimeout closes a connection idle for longer (90 s), or for
+	// longer than the server's Keep-Alive timeout, less a second.
+	IdleTimeout time.Duration
+	// Proxy picks a proxy for a request (http.ProxyFromEnvironment);
+	// a request with one goes to Fallback.
+	Proxy func(*http.Request) (*url.URL, error)
+	// Fallback sends the requests that go through a proxy; without it
+	// they fail.
+	Fallback interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+}
+
+// Transport sends HTTP/1.1 requests over pooled connections. It is safe
+// for concurrent use.
+type Transport struct {
+	o      Options
+	dialer net.Dialer
+
+	mu   sync.Mutex
+	idle map[string][]*conn
+}
+
+// New returns a Transport.
+func New(o Options) *Transport {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 30 * time.Second
+	}
+	if o.MaxIdlePerHost <= 0 {
+		o.MaxIdlePerHost = 64
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 90 * time.Second
+	}
+	if o.TLSConfig == nil {
+		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if o.Proxy == nil {
+		o.Proxy = http.ProxyFromEnvironment
+	}
+	return &Transport{o: o, dialer: net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}, idle: map[string][]*conn{}}
+}
+
+// conn is one connection and its buffers.
+type conn struct {
+	nc  net.Conn
+	tcp net.Conn // the TCP connection under nc (nc itself without TLS)
+	br  *bufio.Reader
+	bw  *bufio.Writer
+	key string
+	// expires is when the connection must no longer be reused.
+	expires time.Time
+}
+
+// ErrBadResponse reports an answer that is not HTTP/1.1 as this transport
+// reads it.
+var ErrBadResponse = errors.New("h1: malformed HTTP response")
+
+// Do sends req and returns its answer. The answer's body must be read to
+// the end or closed.
+func (t *Transport) Do(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, &url.Error{Op: urlOp(req.Method), URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections closes the connections waiting in the pool.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = map[string][]*conn{}
+	t.mu.Unlock()
+	for _, cs := range idle {
+		for _, c := range cs {
+			c.nc.Close()
+		}
+	}
+}
+
+func urlOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	return method[:1] + strings.ToLower(method[1:])
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	u := req.URL
+	if u == nil {
+		return nil, errors.New("h1: request without a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("h1: unsupported scheme %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("h1: request URL without a host")
+	}
+	if proxy, err := t.o.Proxy(req); err != nil {
+		return nil, err
+	} else if proxy != nil {
+		if t.o.Fallback == nil {
+			return nil, errors.New("h1: the request goes through a proxy and there is no fallback transport")
+		}
+		return t.o.Fallback.Do(req)
+	}
+	body, err := bodyBytes(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx := req.Context()
+	key := u.Scheme + "://" + hostPort(u)
+	trace := httptrace.ContextClientTrace(ctx)
+	for try := 0; ; try++ {
+		c, reused := t.get(key)
+		if c == nil {
+			if c, err = t.dial(ctx, u); err != nil {
+				return nil, err
+			}
+		}
+		if trace != nil && trace.GotConn != nil {
+			trace.GotConn(httptrace.GotConnInfo{Conn: c.nc, Reused: reused})
+		}
+		resp, got, err := t.exchange(ctx, c, req, body)
+		if err == nil {
+			return resp, nil
+		}
+		c.nc.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// A reused connection the server closed while it sat idle fails
+		// before any answer arrives. Only a request that is safe to send
+		// twice is sent again, once, on a new connection: any other may
+		// have reached the server.
+		if reused && !got && try == 0 && replayable(req) {
+			continue
+		}
+		return nil, err
+	}
+}
+
+// replayable reports a request that changes nothing (net/http's rule).
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// bodyBytes returns the request's body, read into memory when its length
+// is not known. A body of known length is nil here and streamed by write.
+func bodyBytes(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody || req.ContentLength > 0 {
+		return nil, nil
+	}
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body.Close()
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// get takes the most recently used idle connection of key that is still
+// usable, or returns nil.
+func (t *Transport) get(key string) (*conn, bool) {
+	now := time.Now()
+	for {
+		t.mu.Lock()
+		cs := t.idle[key]
+		if len(cs) == 0 {
+			t.mu.Unlock()
+			return nil, false
+		}
+		c := cs[len(cs)-1]
+		cs[len(cs)-1] = nil
+		t.idle[key] = cs[:len(cs)-1]
+		t.mu.Unlock()
+		if now.Before(c.expires) && c.br.Buffered() == 0 && alive(c.tcp) {
+			return c, true
+		}
+		c.nc.Close()
+	}
+}
+
+// put returns c to the pool.
+func (t *Transport) put(c *conn) {
+	now := time.Now()
+	t.mu.Lock()
+	cs := t.idle[c.key]
+	// Drop expired connections from the old end.
+	drop := 0
+	for drop < len(cs) && !now.Before(cs[drop].expires) {
+		drop++
+	}
+	var closing []*conn
+	if drop > 0 {
+		closing = append(closing, cs[:drop]...)
+		cs = append(cs[:0], cs[drop:]...)
+	}
+	if len(cs) >= t.o.MaxIdlePerHost {
+		closing = append(closing, c)
+	} else {
+		cs = append(cs, c)
+	}
+	t.idle[c.key] = cs
+	t.mu.Unlock()
+	for _, c := range closing {
+		c.nc.Close()
+	}
+}
+
+func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
+	addr := hostPort(u)
+	dctx, cancel := context.WithTimeout(ctx, t.o.DialTimeout)
+	defer cancel()
+	tcp, err := t.dialer.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	nc := tcp
+	if u.Scheme == "https" {
+		cfg := t.o.TLSConfig.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname()
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		tc := tls.Client(tcp, cfg)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			tcp.Close()
+			return nil, err
+		}
+		nc = tc
+	}
+	return &conn{
+		nc:      nc,
+		tcp:     tcp,
+		br:      bufio.NewReaderSize(nc, 16<<10),
+		bw:      bufio.NewWriterSize(nc, 16<<10),
+		key:     u.Scheme + "://" + addr,
+		expires: time.Now().Add(t.o.IdleTimeout),
+	}, nil
+}
+
+// aLongTimeAgo is a deadline in the past: it ends a blocked read or write.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// exchange writes req on c and reads the answer's head. got reports that
+// some of the answer arrived.
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, body []byte) (resp *http.Response, got bool, err error) {
+	var stop func() bool
+	if ctx.Done() != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		stop = context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+	}
+	fail := func(err error) (*http.Response, bool, error) {
+		if stop != nil {
+			stop()
+		}
+		return nil, got, err
+	}
+	if err := writeRequest(c.bw, req, body); err != nil {
+		return fail(err)
+	}
+	var code int
+	var status string
+	var h http.Header
+	for {
+		line, err := c.br.ReadSlice('\n')
+		if len(line) > 0 {
+			got = true
+		}
+		if err != nil {
+			if err == bufio.ErrBufferFull {
+				err = fmt.Errorf("%w: status line too long", ErrBadResponse)
+			}
+			return fail(err)
+		}
+		code, status, err = parseStatus(line)
+		if err != nil {
+			return fail(err)
+		}
+		mh, err := textproto.NewReader(c.br).ReadMIMEHeader()
+		if err != nil {
+			return fail(fmt.Errorf("%w: %v", ErrBadResponse, err))
+		}
+		h = http.Header(mh)
+		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+			continue // 100 Continue and the like precede the answer
+		}
+		break
+	}
+	resp = &http.Response{
+		Status: status, StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Request: req, ContentLength: -1,
+	}
+	keep := !req.Close && !hasToken(h["Connection"], "close") && !hasToken(req.Header["Connection"], "close")
+	if ka := h.Get("Keep-Alive"); ka != "" {
+		if d, ok := keepAliveTimeout(ka); ok {
+			if exp := time.Now().Add(d - time.Second); exp.Before(c.expires) {
+				c.expires = exp
+			}
+		}
+	}
+	b := &respBody{t: t, c: c, ctx: ctx, stop: stop, keep: keep}
+	switch {
+	case req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified:
+		resp.ContentLength = 0
+		if cl := h.Get("Content-Length"); cl != "" && req.Method == http.MethodHead {
+			resp.ContentLength, _ = strconv.ParseInt(cl, 10, 64)
+		}
+		b.done(nil)
+		resp.Body = http.NoBody
+		return resp, true, nil
+	case hasToken(h["Transfer-Encoding"], "chunked"):
+		b.r = &chunked{br: c.br}
+		resp.TransferEncoding = []string{"chunked"}
+		h.Del("Content-Length")
+	case h.Get("Content-Length") != "":
+		n, err := strconv.ParseInt(strings.TrimSpace(h.Get("Content-Length")), 10, 64)
+		if err != nil || n < 0 {
+			return fail(fmt.Errorf("%w: Content-Length %q", ErrBadResponse, h.Get("Content-Length")))
+		}
+		resp.ContentLength = n
+		if n == 0 {
+			b.done(nil)
+			resp.Body = http.NoBody
+			return resp, true, nil
+		}
+		b.r = io.LimitReader(c.br, n)
+		b.n = n
+	default:
+		// The body ends when the server closes the connection.
+		b.keep = false
+		b.r = c.br
+		b.toEOF = true
+	}
+	resp.Close = !b.keep
+	resp.Body = b
+	return resp, true, nil
+}
+
+// writeRequest writes req's head and body (body, or req.Body streamed).
+func writeRequest(w *bufio.Writer, req *http.Request, body []byte) error {
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	uri := req.URL.RequestURI()
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	if !validHeaderValue(uri) || strings.ContainsAny(uri, " ") || !validHeaderValue(host) || !validToken(method) {
+		return fmt.Errorf("h1: invalid method, target or host in request %s %q", method, uri)
+	}
+	w.WriteString(method)
+	w.WriteByte(' ')
+	w.WriteString(uri)
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(host)
+	w.WriteString("\r\n")
+	for k, vs := range req.Header {
+		switch textproto.CanonicalMIMEHeaderKey(k) {
+		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
+			continue
+		}
+		if !validToken(k) {
+			return fmt.Errorf("h1: invalid header name %q", k)
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v) {
+				return fmt.Errorf("h1: invalid value of header %q", k)
+			}
+			w.WriteString(k)
+			w.WriteString(": ")
+			w.WriteString(v)
+			w.WriteString("\r\n")
+		}
+	}
+	if req.Close {
+		w.WriteString("Connection: close\r\n")
+	}
+	var n int64
+	switch {
+	case body != nil:
+		n = int64(len(body))
+	case req.Body != nil && req.Body != http.NoBody:
+		n = req.ContentLength
+	}
+	if n > 0 || (method != http.MethodGet && method != http.MethodHead && method != http.MethodDelete && method != http.MethodOptions) {
+		w.WriteString("Content-Length: ")
+		w.WriteString(strconv.FormatInt(n, 10))
+		w.WriteString("\r\n")
+	}
+	w.WriteString("\r\n")
+	switch {
+	case body != nil:
+		w.Write(body)
+	case n > 0:
+		// Small bodies go out with the head in one write.
+		if br, ok := req.Body.(interface{ Len() int }); ok && br.Len() <= w.Available() {
+			if _, err := io.CopyN(w, req.Body, n); err != nil {
+				return err
+			}
+		} else if err := w.Flush(); err != nil {
+			return err
+		} else if m, err := io.CopyN(w, req.Body, n); err != nil {
+			return fmt.Errorf("h1: request body: wrote %d of its %d bytes: %w", m, n, err)
+		}
+	}
+	return w.Flush()
+}
+
+// parseStatus reads "HTTP/1.x NNN Reason".
+func parseStatus(line []byte) (int, string, error) {
+	s := strings.TrimRight(string(line), "\r\n")
+	proto, rest, ok := strings.Cut(s, " ")
+	if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(rest) < 3 {
+		return 0, "", fmt.Errorf("%w: status line %q", ErrBadResponse, s)
+	}
+	code, err := strconv.Atoi(rest[:3])
+	if err != nil || code < 100 || code > 999 || (len(rest) > 3 && rest[3] != ' ') {
+		return 0, "", fmt.Errorf("%w: status line %q", ErrBadResponse, s)
+	}
+	return code, rest, nil
+}
+
+// keepAliveTimeout reads "timeout=N" of a Keep-Alive header.
+func keepAliveTimeout(v string) (time.Duration, bool) {
+	for _, part := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if ok && strings.EqualFold(k, "timeout") {
+			if n, err := strconv.Atoi(strings.TrimSpace(val)); err == nil && n > 0 {
+				return time.Duration(n) * time.Second, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// hasToken reports whether a comma-separated header holds token.
+func hasToken(vs []string, token string) bool {
+	for _, v := range vs {
+		for _, part := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '\r' || c == '\n' || c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func validToken(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?={}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// body is an answer's body. Read to its end, it returns the connection to
+// the pool; closed early, it closes the connection.
+type respBody struct {
+	t     *Transport
+	c     *conn
+	ctx   context.Context
+	r     io.Reader
+	n     int64 // bytes left of a Content-Length body
+	toEOF bool  // the body ends with the connection
+	stop  func() bool
+	keep  bool
+
+	mu       sync.Mutex
+	finished bool
+	err      error
+}
+
+func (b *respBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.finished {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return 0, io.EOF
+	}
+	n, err := b.r.Read(p)
+	if b.n > 0 {
+		b.n -= int64(n)
+		if b.n == 0 && err == nil {
+			err = io.EOF
+		}
+	}
+	switch {
+	case err == io.EOF && b.toEOF:
+		b.done(nil)
+	case err == io.EOF && b.n > 0:
+		err = io.ErrUnexpectedEOF
+		b.done(err)
+	case err == io.EOF:
+		b.done(nil)
+	case err != nil:
+		if cerr := b.ctx.Err(); cerr != nil {
+			// The context ended the read (its deadline cut the connection).
+			err = cerr
+		}
+		b.done(err)
+	}
+	return n, err
+}
+
+// done ends the exchange: the connection goes back to the pool when the
+// answer was read whole and nothing cut the exchange short.
+func (b *respBody) done(err error) {
+	b.finished, b.err = true, err
+	stopped := true
+	if b.stop != nil {
+		stopped = b.stop()
+	}
+	if err == nil && b.keep && stopped {
+		b.t.put(b.c)
+		return
+	}
+	b.c.nc.Close()
+}
+
+// Close ends the body. Unread, the connection is closed rather than
+// drained.
+func (b *respBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.finished {
+		b.keep = false
+		b.done(errors.New("h1: read on a closed body"))
+	}
+	return nil
+}
+
+// chunked reads a chunked body and the trailer after it.
+type chunked struct {
+	br   *bufio.Reader
+	left int64 // bytes left in the current chunk
+	eof  bool
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.eof {
+		return 0, io.EOF
+	}
+	if c.left == 0 {
+		line, err := readLine(c.br)
+		if err != nil {
+			return 0, err
+		}
+		if i := bytes.IndexByte(line, ';'); i >= 0 {
+			line = line[:i]
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(line)), 16, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%w: chunk size %q", ErrBadResponse, line)
+		}
+		if n == 0 {
+			// The trailer: header lines up to an empty one.
+			for {
+				line, err := readLine(c.br)
+				if err != nil {
+					return 0, err
+				}
+				if len(line) == 0 {
+					break
+				}
+			}
+			c.eof = true
+			return 0, io.EOF
+		}
+		c.left = n
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.br.Read(p)
+	c.left -= int64(n)
+	if c.left == 0 && err == nil {
+		var crlf [2]byte
+		if _, err = io.ReadFull(c.br, crlf[:]); err == nil && (crlf[0] != '\r' || crlf[1] != '\n') {
+			err = fmt.Errorf("%w: chunk not followed by CRLF", ErrBadResponse)
+		}
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// readLine reads a line without its CRLF.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		return nil, fmt.Errorf("%w: line too long", ErrBadResponse)
+	}
+	if err == io.EOF {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}
