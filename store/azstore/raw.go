@@ -89,6 +89,9 @@ func (p tablePolicy) raw(req *policy.Request, rc *rawCall) (*http.Response, erro
 		return resp, nil
 	}
 	stub := *resp
+	// aztables reads the stand-in's headers into a response azstore does
+	// not look at (it parses the Date, among others): it gets none.
+	stub.Header = http.Header{}
 	stub.StatusCode = rc.stubStatus
 	stub.Body = io.NopCloser(strings.NewReader(rc.stubBody))
 	stub.ContentLength = int64(len(rc.stubBody))

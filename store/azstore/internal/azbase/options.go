@@ -55,11 +55,11 @@ func Retryable(statuses []int) func(*http.Response, error) bool {
 }
 
 // ClientOptions are the azcore options of every client of a store: the
-// transport (next, or DefaultHTTPClient) wrapped in Transport, and the
+// transport (next, or DefaultTransport) wrapped in Transport, and the
 // retry policy of requests that are safe to repeat.
 func ClientOptions(next policy.Transporter, retry policy.RetryOptions, insecureHTTP bool) azcore.ClientOptions {
 	if next == nil {
-		next = DefaultHTTPClient()
+		next = DefaultTransport()
 	}
 	co := azcore.ClientOptions{Transport: Transport{Next: next}, Retry: DefaultRetry(retry), InsecureAllowCredentialWithHTTP: insecureHTTP}
 	if co.Retry.ShouldRetry == nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/internal/h1"
 )
 
 // attempt records what happened to the requests of one call: whether any
@@ -79,6 +81,9 @@ type Transport struct {
 }
 
 func (t Transport) Do(req *http.Request) (*http.Response, error) {
+	if h, ok := t.Next.(*h1.Transport); ok {
+		return t.doH1(h, req)
+	}
 	copied := false
 	if a := attemptOf(req.Context()); a != nil {
 		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.connected.Store(true) }}
@@ -107,6 +112,30 @@ func (t Transport) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// doH1 is Do on the default transport, which takes the attempt's hook and
+// the in-memory body as they are (no copy of the request).
+func (t Transport) doH1(h *h1.Transport, req *http.Request) (*http.Response, error) {
+	var x h1.Extra
+	a := attemptOf(req.Context())
+	if a != nil {
+		x.GotConn = a.gotConn
+	}
+	if b, _ := req.Context().Value(bodyKey{}).(*Body); b != nil && req.Body != nil && req.ContentLength == int64(len(b.Data)) {
+		x.Body = b.Data
+	}
+	resp, err := h.DoWith(req, x)
+	if a != nil && ((err != nil && a.connected.Load()) || (resp != nil && store.AmbiguousStatus(resp.StatusCode))) {
+		a.ambiguous.Store(true)
+	}
+	if err != nil {
+		return resp, redactErr(err)
+	}
+	return resp, nil
+}
+
+// gotConn records that a request of the call got a connection.
+func (a *attempt) gotConn() { a.connected.Store(true) }
+
 // redactedError is a transport error shown with redacted URLs; errors.As
 // and errors.Is still reach the original (*url.Error, *net.OpError,
 // context errors).
@@ -130,9 +159,34 @@ func redactErr(err error) error {
 	return &redactedError{msg: msg, err: err}
 }
 
-// DefaultHTTPClient is the transport azstore uses when Options.Transport
-// is nil: net/http with azcore's usual settings, and enough idle
-// connections per host for the bulk writer's concurrent transactions.
+// DefaultTransport is the transport azstore uses when Options.Transport
+// is nil: h1, which makes each HTTP/1.1 exchange on the caller's
+// goroutine, with DefaultHTTPClient for requests that go through a proxy.
+// One is shared by every store of the process, like net/http's default
+// transport, so that stores opened for the same account share their
+// idle connections.
+func DefaultTransport() policy.Transporter {
+	defaultOnce.Do(func() {
+		defaultTransport = h1.New(h1.Options{
+			DialTimeout:    30 * time.Second,
+			TLSConfig:      &tls.Config{MinVersion: tls.VersionTLS12},
+			MaxIdlePerHost: 64,
+			IdleTimeout:    90 * time.Second,
+			Proxy:          http.ProxyFromEnvironment,
+			Fallback:       DefaultHTTPClient(),
+		})
+	})
+	return defaultTransport
+}
+
+var (
+	defaultOnce      sync.Once
+	defaultTransport *h1.Transport
+)
+
+// DefaultHTTPClient is net/http with azcore's usual settings, and enough
+// idle connections per host for the bulk writer's concurrent
+// transactions: the transport of proxied requests.
 func DefaultHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Client{Transport: &http.Transport{

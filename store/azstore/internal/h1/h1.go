@@ -96,6 +96,12 @@ type conn struct {
 	key string
 	// expires is when the connection must no longer be reused.
 	expires time.Time
+	// idleSince is when the connection went back to the pool.
+	idleSince time.Time
+	// names maps the header names the server sent to their canonical
+	// form; hbuf is readHeader's scratch buffer.
+	names map[string]string
+	hbuf  []byte
 }
 
 // ErrBadResponse reports an answer that is not HTTP/1.1 as this transport
@@ -105,7 +111,23 @@ var ErrBadResponse = errors.New("h1: malformed HTTP response")
 // Do sends req and returns its answer. The answer's body must be read to
 // the end or closed.
 func (t *Transport) Do(req *http.Request) (*http.Response, error) {
-	resp, err := t.roundTrip(req)
+	return t.DoWith(req, Extra{})
+}
+
+// Extra is what a caller that knows this transport can add to a request
+// without copying it (as a context value or a new body would).
+type Extra struct {
+	// Body, when not nil, is the request's body: the same bytes as
+	// req.Body, which is then left unread.
+	Body []byte
+	// GotConn is called when the request has a connection (after the TLS
+	// handshake), before any of it is written.
+	GotConn func()
+}
+
+// DoWith is Do with x.
+func (t *Transport) DoWith(req *http.Request, x Extra) (*http.Response, error) {
+	resp, err := t.roundTrip(req, x)
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
@@ -135,7 +157,7 @@ func urlOp(method string) string {
 	return method[:1] + strings.ToLower(method[1:])
 }
 
-func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error) {
 	u := req.URL
 	if u == nil {
 		return nil, errors.New("h1: request without a URL")
@@ -154,9 +176,12 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return t.o.Fallback.Do(req)
 	}
-	body, err := bodyBytes(req)
-	if err != nil {
-		return nil, err
+	body := x.Body
+	if body == nil {
+		var err error
+		if body, err = bodyBytes(req); err != nil {
+			return nil, err
+		}
 	}
 	ctx := req.Context()
 	key := u.Scheme + "://" + hostPort(u)
@@ -164,12 +189,16 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	for try := 0; ; try++ {
 		c, reused := t.get(key)
 		if c == nil {
+			var err error
 			if c, err = t.dial(ctx, u); err != nil {
 				return nil, err
 			}
 		}
 		if trace != nil && trace.GotConn != nil {
 			trace.GotConn(httptrace.GotConnInfo{Conn: c.nc, Reused: reused})
+		}
+		if x.GotConn != nil {
+			x.GotConn()
 		}
 		resp, got, err := t.exchange(ctx, c, req, body)
 		if err == nil {
@@ -241,16 +270,28 @@ func (t *Transport) get(key string) (*conn, bool) {
 		cs[len(cs)-1] = nil
 		t.idle[key] = cs[:len(cs)-1]
 		t.mu.Unlock()
-		if now.Before(c.expires) && c.br.Buffered() == 0 && alive(c.tcp) {
+		// A connection back from an answer moments ago is taken as it
+		// is; one idle for longer is checked first (one system call).
+		if now.Before(c.expires) && c.br.Buffered() == 0 && (now.Sub(c.idleSince) < recentlyUsed || alive(c.tcp)) {
 			return c, true
 		}
 		c.nc.Close()
 	}
 }
 
+// recentlyUsed is how long after its last answer a pooled connection is
+// reused without checking that the server has not closed it. A server
+// that closes a connection it kept alive does so after an idle timeout
+// (seconds; the Keep-Alive header's is honoured) or when it stops; in the
+// latter case a request sent in this window fails as it would have one
+// instant earlier, and a write's outcome is then unknown, as for any
+// connection lost after sending.
+const recentlyUsed = 250 * time.Millisecond
+
 // put returns c to the pool.
 func (t *Transport) put(c *conn) {
 	now := time.Now()
+	c.idleSince = now
 	t.mu.Lock()
 	cs := t.idle[c.key]
 	// Drop expired connections from the old end.
@@ -347,11 +388,9 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		if err != nil {
 			return fail(err)
 		}
-		mh, err := textproto.NewReader(c.br).ReadMIMEHeader()
-		if err != nil {
-			return fail(fmt.Errorf("%w: %v", ErrBadResponse, err))
+		if h, err = c.readHeader(); err != nil {
+			return fail(err)
 		}
-		h = http.Header(mh)
 		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 			continue // 100 Continue and the like precede the answer
 		}
@@ -687,4 +726,70 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(line, "\r\n"), nil
+}
+
+// readHeader reads the header lines of an answer up to the empty line.
+// The values share one string and one slice; the names are canonical
+// (the connection remembers the canonical form of the names it has seen).
+func (c *conn) readHeader() (http.Header, error) {
+	type line struct {
+		key        string
+		start, end int
+	}
+	var lines [24]line
+	ls := lines[:0]
+	buf := c.hbuf[:0]
+	for {
+		raw, err := readLine(c.br)
+		if err != nil {
+			return nil, err
+		}
+		if len(raw) == 0 {
+			break
+		}
+		if raw[0] == ' ' || raw[0] == '\t' {
+			// An obsolete folded line continues the previous value.
+			if len(ls) == 0 {
+				return nil, fmt.Errorf("%w: header starts with a folded line", ErrBadResponse)
+			}
+			buf = append(buf, ' ')
+			buf = append(buf, bytes.TrimSpace(raw)...)
+			ls[len(ls)-1].end = len(buf)
+			continue
+		}
+		colon := bytes.IndexByte(raw, ':')
+		if colon <= 0 {
+			return nil, fmt.Errorf("%w: header line %q", ErrBadResponse, raw)
+		}
+		name := raw[:colon]
+		key, ok := c.names[string(name)]
+		if !ok {
+			if !validToken(string(name)) {
+				return nil, fmt.Errorf("%w: header name %q", ErrBadResponse, name)
+			}
+			key = textproto.CanonicalMIMEHeaderKey(string(name))
+			if c.names == nil {
+				c.names = map[string]string{}
+			}
+			if len(c.names) < 64 {
+				c.names[string(name)] = key
+			}
+		}
+		start := len(buf)
+		buf = append(buf, bytes.TrimSpace(raw[colon+1:])...)
+		ls = append(ls, line{key, start, len(buf)})
+	}
+	c.hbuf = buf
+	block := string(buf)
+	vals := make([]string, len(ls))
+	h := make(http.Header, len(ls))
+	for i, l := range ls {
+		vals[i] = block[l.start:l.end]
+		if prev, ok := h[l.key]; ok {
+			h[l.key] = append(prev, vals[i])
+			continue
+		}
+		h[l.key] = vals[i : i+1 : i+1]
+	}
+	return h, nil
 }
