@@ -66,7 +66,12 @@ type Options struct {
 	// when the service refused them without doing any work (see
 	// docs/azure.md).
 	Retry policy.RetryOptions
-	// Transport replaces the HTTP client (a proxy, a test server).
+	// Transport replaces the HTTP client (a proxy, a test server). Nil
+	// takes azstore's own HTTP/1.1 transport, which makes each exchange on
+	// the caller's goroutine over pooled connections and sends requests
+	// that go through a proxy (HTTP_PROXY, HTTPS_PROXY) with net/http;
+	// &http.Client{} uses net/http for everything (docs/azure.md, "The
+	// HTTP transport").
 	Transport policy.Transporter
 	// InsecureAllowCredentialWithHTTP lets a token credential be sent over
 	// plain HTTP, for local emulators only.

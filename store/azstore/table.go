@@ -357,9 +357,8 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 	case store.ActionInsert:
 		what = h.what("insert into", pk, rk)
 		sctx := h.s.once(withRawCall(ctx, rc))
-		stub := wire.AppendEntityEnd(wire.AppendEntityStart(make([]byte, 0, 32+len(pk)+len(rk)), pk, rk))
 		send = func() error {
-			_, err := h.cl().AddEntity(sctx, stub, &aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
+			_, err := h.cl().AddEntity(sctx, insertStub, &aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
 			return err
 		}
 	case store.ActionUpdateMerge, store.ActionUpdateReplace:
@@ -408,6 +407,11 @@ func encode(e *store.Entity) ([]byte, error) {
 // asciiThreshold is the body size from which non-ASCII characters are
 // written as escapes (see tablePolicy).
 const asciiThreshold = 64 * 1024
+
+// insertStub is the stand-in of an insert: aztables posts to the table's
+// URL and only checks that the entity names both keys (when it explains
+// an error), so their values do not matter.
+var insertStub = []byte(`{"PartitionKey":"","RowKey":""}`)
 
 // keyedStub is the stand-in (see raw.go) of a write addressed by key in the URL: the
 // keys alone, with the placeholder for an empty PartitionKey, which

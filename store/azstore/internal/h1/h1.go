@@ -64,7 +64,14 @@ type Transport struct {
 	dialer net.Dialer
 
 	mu   sync.Mutex
-	idle map[string][]*conn
+	idle map[hostKey][]*conn
+}
+
+// hostKey names the connections of one host: the URL's host as it is
+// written (a key built without allocating).
+type hostKey struct {
+	tls  bool
+	host string
 }
 
 // New returns a Transport.
@@ -84,7 +91,7 @@ func New(o Options) *Transport {
 	if o.Proxy == nil {
 		o.Proxy = http.ProxyFromEnvironment
 	}
-	return &Transport{o: o, dialer: net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}, idle: map[string][]*conn{}}
+	return &Transport{o: o, dialer: net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}, idle: map[hostKey][]*conn{}}
 }
 
 // conn is one connection and its buffers.
@@ -93,7 +100,7 @@ type conn struct {
 	tcp net.Conn // the TCP connection under nc (nc itself without TLS)
 	br  *bufio.Reader
 	bw  *bufio.Writer
-	key string
+	key hostKey
 	// expires is when the connection must no longer be reused.
 	expires time.Time
 	// idleSince is when the connection went back to the pool.
@@ -141,7 +148,7 @@ func (t *Transport) DoWith(req *http.Request, x Extra) (*http.Response, error) {
 func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
-	t.idle = map[string][]*conn{}
+	t.idle = map[hostKey][]*conn{}
 	t.mu.Unlock()
 	for _, cs := range idle {
 		for _, c := range cs {
@@ -184,7 +191,7 @@ func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error
 		}
 	}
 	ctx := req.Context()
-	key := u.Scheme + "://" + hostPort(u)
+	key := hostKey{tls: u.Scheme == "https", host: u.Host}
 	trace := httptrace.ContextClientTrace(ctx)
 	for try := 0; ; try++ {
 		c, reused := t.get(key)
@@ -257,7 +264,7 @@ func hostPort(u *url.URL) string {
 
 // get takes the most recently used idle connection of key that is still
 // usable, or returns nil.
-func (t *Transport) get(key string) (*conn, bool) {
+func (t *Transport) get(key hostKey) (*conn, bool) {
 	now := time.Now()
 	for {
 		t.mu.Lock()
@@ -343,7 +350,7 @@ func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
 		tcp:     tcp,
 		br:      bufio.NewReaderSize(nc, 16<<10),
 		bw:      bufio.NewWriterSize(nc, 16<<10),
-		key:     u.Scheme + "://" + addr,
+		key:     hostKey{tls: u.Scheme == "https", host: u.Host},
 		expires: time.Now().Add(t.o.IdleTimeout),
 	}, nil
 }
