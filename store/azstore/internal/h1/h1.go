@@ -377,6 +377,10 @@ func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
 // aLongTimeAgo is a deadline in the past: it ends a blocked read or write.
 var aLongTimeAgo = time.Unix(1, 0)
 
+// earlyAnswerWait bounds the read of an answer on a connection that failed
+// while the request was being written.
+const earlyAnswerWait = 5 * time.Second
+
 // exchange writes req on c and reads the answer's head. got reports that
 // some of the answer arrived.
 func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, body []byte, stream io.Reader) (resp *http.Response, got bool, err error) {
@@ -393,8 +397,21 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		}
 		return nil, got, err
 	}
-	if err := writeRequest(c.bw, req, body, stream); err != nil {
-		return fail(err)
+	werr := writeRequest(c.bw, req, body, stream)
+	if werr != nil {
+		if errors.Is(werr, errBodySource) {
+			return fail(werr)
+		}
+		// The connection failed under the request. A server that refuses
+		// a request early (413, 403) answers and closes before reading the
+		// whole body: its answer waits in the socket and says more than
+		// the write error does. The connection is dead, so the read ends
+		// at once; the deadline is only a bound (the context's, set by
+		// stop's function, still wins: it is checked after).
+		c.nc.SetReadDeadline(time.Now().Add(earlyAnswerWait))
+		if ctx.Err() != nil {
+			return fail(werr)
+		}
 	}
 	var code, minor int
 	var status string
@@ -405,6 +422,9 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 			got = true
 		}
 		if err != nil {
+			if werr != nil {
+				return fail(werr)
+			}
 			if err == bufio.ErrBufferFull {
 				err = fmt.Errorf("%w: status line too long", ErrBadResponse)
 			}
@@ -412,10 +432,16 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		}
 		code, status, minor, err = parseStatus(line)
 		if err != nil {
+			if werr != nil {
+				return fail(werr)
+			}
 			return fail(err)
 		}
 		mh, err := textproto.NewReader(c.br).ReadMIMEHeader()
 		if err != nil {
+			if werr != nil {
+				return fail(werr)
+			}
 			return fail(fmt.Errorf("%w: %v", ErrBadResponse, err))
 		}
 		h = http.Header(mh)
@@ -428,7 +454,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		Status: status, StatusCode: code, Proto: "HTTP/1." + strconv.Itoa(minor), ProtoMajor: 1, ProtoMinor: minor,
 		Header: h, Request: req, ContentLength: -1,
 	}
-	keep := !req.Close && !hasToken(h["Connection"], "close") && !hasToken(req.Header["Connection"], "close")
+	keep := werr == nil && !req.Close && !hasToken(h["Connection"], "close") && !hasToken(req.Header["Connection"], "close")
 	if minor == 0 && !hasToken(h["Connection"], "keep-alive") {
 		keep = false // HTTP/1.0 closes unless it says otherwise
 	}
@@ -563,18 +589,45 @@ func writeRequest(w *bufio.Writer, req *http.Request, body []byte, stream io.Rea
 	case body != nil:
 		w.Write(body)
 	case n > 0:
+		src := &source{r: stream}
 		// Small bodies go out with the head in one write.
 		if br, ok := stream.(interface{ Len() int }); ok && br.Len() <= w.Available() {
-			if _, err := io.CopyN(w, stream, n); err != nil {
-				return err
+			if m, err := io.CopyN(w, src, n); err != nil {
+				return bodyError(src, m, n, err)
 			}
 		} else if err := w.Flush(); err != nil {
 			return err
-		} else if m, err := io.CopyN(w, stream, n); err != nil {
-			return fmt.Errorf("h1: request body: wrote %d of its %d bytes: %w", m, n, err)
+		} else if m, err := io.CopyN(w, src, n); err != nil {
+			return bodyError(src, m, n, err)
 		}
 	}
 	return w.Flush()
+}
+
+// source is a request body that records its own failure (a body shorter
+// than its length, or a reader error), as opposed to the connection's.
+type source struct {
+	r   io.Reader
+	err error
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// errBodySource marks a request that failed because its body could not
+// be read: the server is waiting for the rest, no answer can be there.
+var errBodySource = errors.New("h1: reading the request body")
+
+func bodyError(src *source, m, n int64, err error) error {
+	if src.err != nil {
+		return fmt.Errorf("%w: wrote %d of its %d bytes: %w", errBodySource, m, n, err)
+	}
+	return fmt.Errorf("h1: request body: wrote %d of its %d bytes: %w", m, n, err)
 }
 
 // parseStatus reads "HTTP/1.x NNN Reason": the code, the status ("NNN

@@ -1739,3 +1739,79 @@ func TestReadAfterEOFAndDoubleClose(t *testing.T) {
 		t.Errorf("%d idle connections, want 1", n)
 	}
 }
+
+// TestEarlyAnswerWhileSendingTheBody: a server that refuses a large body
+// answers and closes before reading it. The client's write then fails, and
+// the answer waiting in the socket is what Do returns (net/http returns it
+// only when its read loop wins the race with the write error).
+func TestEarlyAnswerWhileSendingTheBody(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				io.WriteString(c, "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 7\r\n\r\ntoo big")
+			}
+			c.Close() // the unread body makes this a reset
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	tr := newTransport(t, Options{})
+	for i := 0; i < 5; i++ {
+		const size = 16 << 20
+		req := newReq(t, nil, "PUT", "http://"+ln.Addr().String()+"/blob", nil)
+		req.Body, req.ContentLength = io.NopCloser(io.LimitReader(zeros{}, size)), size
+		resp, b, err := fetch(tr, req)
+		if err != nil {
+			t.Fatalf("try %d: %v, want the server's 413", i, err)
+		}
+		if resp.StatusCode != 413 || string(b) != "too big" || !resp.Close {
+			t.Errorf("try %d: %d %q (Close %v), want 413 \"too big\" and Close", i, resp.StatusCode, b, resp.Close)
+		}
+	}
+	if n := len(idleConns(tr)); n != 0 {
+		t.Errorf("%d idle connections", n)
+	}
+}
+
+// failingBody fails after its first bytes.
+type failingBody struct{ sent bool }
+
+var errDiskGone = errors.New("disk gone")
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "first bytes"), nil
+	}
+	return 0, errDiskGone
+}
+
+func (b *failingBody) Close() error { return nil }
+
+func TestRequestBodyReadError(t *testing.T) {
+	got := make(chan string, 1)
+	s := newRawServer(t, stall(got))
+	tr := newTransport(t, Options{})
+	req := newReq(t, nil, "PUT", s.url+"/x", nil)
+	req.Body, req.ContentLength = &failingBody{}, 1000
+	start := time.Now()
+	_, err := tr.Do(req)
+	if !errors.Is(err, errDiskGone) {
+		t.Errorf("error %v, want the body's", err)
+	}
+	// The server waits for the rest of the body: no answer can come, and
+	// Do does not wait for one.
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Do took %v", d)
+	}
+}
