@@ -1046,7 +1046,7 @@ func TestIdleTimeoutCountsIdleTime(t *testing.T) {
 	tr := newTransport(t, Options{IdleTimeout: 250 * time.Millisecond})
 	// A connection in steady use outlives IdleTimeout.
 	start := time.Now()
-	for time.Since(start) < 600*time.Millisecond {
+	for time.Since(start) < 400*time.Millisecond {
 		mustFetch(t, tr, newReq(t, nil, "GET", srv.URL, nil))
 		time.Sleep(20 * time.Millisecond)
 	}
