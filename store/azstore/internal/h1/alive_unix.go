@@ -29,3 +29,29 @@ func alive(c net.Conn) bool {
 	})
 	return err == nil && ok
 }
+
+// newProbe returns alive for one connection, with what it needs made
+// once: checking a pooled connection then allocates nothing.
+func newProbe(c net.Conn) func() bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return func() bool { return true }
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return func() bool { return false }
+	}
+	var (
+		buf  [1]byte
+		idle bool
+	)
+	peek := func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		idle = n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
+		return true
+	}
+	return func() bool {
+		idle = false
+		return rc.Read(peek) == nil && idle
+	}
+}

@@ -101,10 +101,14 @@ type conn struct {
 	br  *bufio.Reader
 	bw  *bufio.Writer
 	key hostKey
-	// expires is when the connection must no longer be reused.
+	// idleFor is how long the connection may sit idle: IdleTimeout, or
+	// less when the last answer's Keep-Alive header said so.
+	idleFor time.Duration
+	// expires is when the idle connection must no longer be reused (set
+	// when it goes back to the pool).
 	expires time.Time
-	// idleSince is when the connection went back to the pool.
-	idleSince time.Time
+	// alive peeks at the socket (see alive).
+	alive func() bool
 	// names maps the header names the server sent to their canonical
 	// form; hbuf is readHeader's scratch buffer.
 	names map[string]string
@@ -116,7 +120,8 @@ type conn struct {
 var ErrBadResponse = errors.New("h1: malformed HTTP response")
 
 // Do sends req and returns its answer. The answer's body must be read to
-// the end or closed.
+// the end or closed. Like net/http, Do closes the request's body, on
+// errors too (a request that goes to Fallback leaves that to it).
 func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 	return t.DoWith(req, Extra{})
 }
@@ -125,7 +130,7 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 // without copying it (as a context value or a new body would).
 type Extra struct {
 	// Body, when not nil, is the request's body: the same bytes as
-	// req.Body, which is then left unread.
+	// req.Body, which is then not read (but closed, as by Do).
 	Body []byte
 	// GotConn is called when the request has a connection (after the TLS
 	// handshake), before any of it is written.
@@ -134,12 +139,32 @@ type Extra struct {
 
 // DoWith is Do with x.
 func (t *Transport) DoWith(req *http.Request, x Extra) (*http.Response, error) {
-	resp, err := t.roundTrip(req, x)
-	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
+	proxied, err := t.proxied(req)
+	if err == nil && proxied {
+		resp, err := t.o.Fallback.Do(req)
+		if err != nil {
+			var ue *url.Error
+			if !errors.As(err, &ue) {
+				err = &url.Error{Op: urlOp(req.Method), URL: req.URL.String(), Err: err}
+			}
+			return nil, err
 		}
-		return nil, &url.Error{Op: urlOp(req.Method), URL: req.URL.String(), Err: err}
+		return resp, nil
+	}
+	var resp *http.Response
+	if err == nil {
+		resp, err = t.roundTrip(req, x)
+	}
+	// The body has been sent whole, or will not be.
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	if err != nil {
+		u := ""
+		if req.URL != nil {
+			u = req.URL.String()
+		}
+		return nil, &url.Error{Op: urlOp(req.Method), URL: u, Err: err}
 	}
 	return resp, nil
 }
@@ -164,39 +189,64 @@ func urlOp(method string) string {
 	return method[:1] + strings.ToLower(method[1:])
 }
 
-func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error) {
+// proxied checks req's URL and reports whether req goes to Fallback.
+func (t *Transport) proxied(req *http.Request) (bool, error) {
 	u := req.URL
 	if u == nil {
-		return nil, errors.New("h1: request without a URL")
+		return false, errors.New("h1: request without a URL")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("h1: unsupported scheme %q", u.Scheme)
+		return false, fmt.Errorf("h1: unsupported scheme %q", u.Scheme)
 	}
 	if u.Host == "" {
-		return nil, errors.New("h1: request URL without a host")
+		return false, errors.New("h1: request URL without a host")
 	}
-	if proxy, err := t.o.Proxy(req); err != nil {
+	proxy, err := t.o.Proxy(req)
+	if err != nil {
+		return false, err
+	}
+	if proxy != nil && t.o.Fallback == nil {
+		return false, errors.New("h1: the request goes through a proxy and there is no fallback transport")
+	}
+	return proxy != nil, nil
+}
+
+func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error) {
+	// A request that cannot be sent fails before it takes a connection:
+	// nothing reaches the server, no pooled connection is spent, and
+	// httptrace's GotConn (which tells that a request may have left) is
+	// not called.
+	if err := validRequest(req); err != nil {
 		return nil, err
-	} else if proxy != nil {
-		if t.o.Fallback == nil {
-			return nil, errors.New("h1: the request goes through a proxy and there is no fallback transport")
-		}
-		return t.o.Fallback.Do(req)
+	}
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	body := x.Body
+	var err error
 	if body == nil {
-		var err error
 		if body, err = bodyBytes(req); err != nil {
 			return nil, err
 		}
 	}
-	ctx := req.Context()
+	// stream is the body of known length, sent as it is read; a replay
+	// sends a fresh copy from GetBody (closed here; Do closes req.Body).
+	var stream io.ReadCloser
+	if body == nil && req.Body != nil && req.Body != http.NoBody {
+		stream = req.Body
+	}
+	defer func() {
+		if stream != nil && stream != req.Body {
+			stream.Close()
+		}
+	}()
+	u := req.URL
 	key := hostKey{tls: u.Scheme == "https", host: u.Host}
 	trace := httptrace.ContextClientTrace(ctx)
 	for try := 0; ; try++ {
 		c, reused := t.get(key)
 		if c == nil {
-			var err error
 			if c, err = t.dial(ctx, u); err != nil {
 				return nil, err
 			}
@@ -207,7 +257,7 @@ func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error
 		if x.GotConn != nil {
 			x.GotConn()
 		}
-		resp, got, err := t.exchange(ctx, c, req, body)
+		resp, got, err := t.exchange(ctx, c, req, body, stream)
 		if err == nil {
 			return resp, nil
 		}
@@ -218,9 +268,21 @@ func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error
 		// A reused connection the server closed while it sat idle fails
 		// before any answer arrives. Only a request that is safe to send
 		// twice is sent again, once, on a new connection: any other may
-		// have reached the server.
+		// have reached the server. A streamed body has been consumed: it
+		// is sent again only from a fresh copy (GetBody).
 		if reused && !got && try == 0 && replayable(req) {
-			continue
+			if stream == nil {
+				continue
+			}
+			if req.GetBody != nil {
+				if fresh, gerr := req.GetBody(); gerr == nil {
+					if stream != req.Body {
+						stream.Close()
+					}
+					stream = fresh
+					continue
+				}
+			}
 		}
 		return nil, err
 	}
@@ -245,7 +307,6 @@ func bodyBytes(req *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Body.Close()
 	if b == nil {
 		b = []byte{}
 	}
@@ -277,28 +338,23 @@ func (t *Transport) get(key hostKey) (*conn, bool) {
 		cs[len(cs)-1] = nil
 		t.idle[key] = cs[:len(cs)-1]
 		t.mu.Unlock()
-		// A connection back from an answer moments ago is taken as it
-		// is; one idle for longer is checked first (one system call).
-		if now.Before(c.expires) && c.br.Buffered() == 0 && (now.Sub(c.idleSince) < recentlyUsed || alive(c.tcp)) {
+		// The socket is peeked at, one system call: a connection the
+		// server closed, or that holds bytes nobody asked for, is dropped.
+		if now.Before(c.expires) && c.br.Buffered() == 0 && c.alive() {
 			return c, true
 		}
 		c.nc.Close()
 	}
 }
 
-// recentlyUsed is how long after its last answer a pooled connection is
-// reused without checking that the server has not closed it. A server
-// that closes a connection it kept alive does so after an idle timeout
-// (seconds; the Keep-Alive header's is honoured) or when it stops; in the
-// latter case a request sent in this window fails as it would have one
-// instant earlier, and a write's outcome is then unknown, as for any
-// connection lost after sending.
-const recentlyUsed = 250 * time.Millisecond
-
 // put returns c to the pool.
 func (t *Transport) put(c *conn) {
 	now := time.Now()
-	c.idleSince = now
+	c.expires = now.Add(c.idleFor)
+	if c.idleFor <= 0 {
+		c.nc.Close()
+		return
+	}
 	t.mu.Lock()
 	cs := t.idle[c.key]
 	// Drop expired connections from the old end.
@@ -351,16 +407,24 @@ func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
 		br:      bufio.NewReaderSize(nc, 16<<10),
 		bw:      bufio.NewWriterSize(nc, 16<<10),
 		key:     hostKey{tls: u.Scheme == "https", host: u.Host},
-		expires: time.Now().Add(t.o.IdleTimeout),
+		alive:   newProbe(tcp),
+		idleFor: t.o.IdleTimeout,
 	}, nil
 }
+
+// protos are the answer's protocol names by minor version.
+var protos = [2]string{"HTTP/1.0", "HTTP/1.1"}
 
 // aLongTimeAgo is a deadline in the past: it ends a blocked read or write.
 var aLongTimeAgo = time.Unix(1, 0)
 
+// earlyAnswerWait bounds the read of an answer on a connection that failed
+// while the request was being written.
+const earlyAnswerWait = 5 * time.Second
+
 // exchange writes req on c and reads the answer's head. got reports that
 // some of the answer arrived.
-func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, body []byte) (resp *http.Response, got bool, err error) {
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, body []byte, stream io.Reader) (resp *http.Response, got bool, err error) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		if err := ctx.Err(); err != nil {
@@ -374,10 +438,23 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		}
 		return nil, got, err
 	}
-	if err := writeRequest(c.bw, req, body); err != nil {
-		return fail(err)
+	werr := writeRequest(c.bw, req, body, stream)
+	if werr != nil {
+		if errors.Is(werr, errBodySource) {
+			return fail(werr)
+		}
+		// The connection failed under the request. A server that refuses
+		// a request early (413, 403) answers and closes before reading the
+		// whole body: its answer waits in the socket and says more than
+		// the write error does. The connection is dead, so the read ends
+		// at once; the deadline is only a bound (the context's, set by
+		// stop's function, still wins: it is checked after).
+		c.nc.SetReadDeadline(time.Now().Add(earlyAnswerWait))
+		if ctx.Err() != nil {
+			return fail(werr)
+		}
 	}
-	var code int
+	var code, minor int
 	var status string
 	var h http.Header
 	for {
@@ -386,16 +463,25 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 			got = true
 		}
 		if err != nil {
+			if werr != nil {
+				return fail(werr)
+			}
 			if err == bufio.ErrBufferFull {
 				err = fmt.Errorf("%w: status line too long", ErrBadResponse)
 			}
 			return fail(err)
 		}
-		code, status, err = parseStatus(line)
+		code, status, minor, err = parseStatus(line)
 		if err != nil {
+			if werr != nil {
+				return fail(werr)
+			}
 			return fail(err)
 		}
 		if h, err = c.readHeader(); err != nil {
+			if werr != nil {
+				return fail(werr)
+			}
 			return fail(err)
 		}
 		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
@@ -404,23 +490,30 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		break
 	}
 	resp = &http.Response{
-		Status: status, StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Status: status, StatusCode: code, Proto: protos[minor], ProtoMajor: 1, ProtoMinor: minor,
 		Header: h, Request: req, ContentLength: -1,
 	}
-	keep := !req.Close && !hasToken(h["Connection"], "close") && !hasToken(req.Header["Connection"], "close")
+	keep := werr == nil && !req.Close && !hasToken(h["Connection"], "close") && !hasToken(req.Header["Connection"], "close")
+	if minor == 0 && !hasToken(h["Connection"], "keep-alive") {
+		keep = false // HTTP/1.0 closes unless it says otherwise
+	}
+	c.idleFor = t.o.IdleTimeout
 	if ka := h.Get("Keep-Alive"); ka != "" {
-		if d, ok := keepAliveTimeout(ka); ok {
-			if exp := time.Now().Add(d - time.Second); exp.Before(c.expires) {
-				c.expires = exp
-			}
+		if d, ok := keepAliveTimeout(ka); ok && d-time.Second < c.idleFor {
+			c.idleFor = d - time.Second
 		}
 	}
 	b := &respBody{t: t, c: c, ctx: ctx, stop: stop, keep: keep}
 	switch {
 	case req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified:
 		resp.ContentLength = 0
-		if cl := h.Get("Content-Length"); cl != "" && req.Method == http.MethodHead {
-			resp.ContentLength, _ = strconv.ParseInt(cl, 10, 64)
+		if cl := h["Content-Length"]; len(cl) > 0 && req.Method == http.MethodHead {
+			// The length of the body a GET would have had.
+			n, err := contentLength(cl)
+			if err != nil {
+				return fail(err)
+			}
+			resp.ContentLength = n
 		}
 		b.done(nil)
 		resp.Body = http.NoBody
@@ -429,10 +522,10 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		b.r = &chunked{br: c.br}
 		resp.TransferEncoding = []string{"chunked"}
 		h.Del("Content-Length")
-	case h.Get("Content-Length") != "":
-		n, err := strconv.ParseInt(strings.TrimSpace(h.Get("Content-Length")), 10, 64)
-		if err != nil || n < 0 {
-			return fail(fmt.Errorf("%w: Content-Length %q", ErrBadResponse, h.Get("Content-Length")))
+	case len(h["Content-Length"]) > 0:
+		n, err := contentLength(h["Content-Length"])
+		if err != nil {
+			return fail(err)
 		}
 		resp.ContentLength = n
 		if n == 0 {
@@ -453,8 +546,8 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 	return resp, true, nil
 }
 
-// writeRequest writes req's head and body (body, or req.Body streamed).
-func writeRequest(w *bufio.Writer, req *http.Request, body []byte) error {
+// validRequest checks what writeRequest writes of req's head.
+func validRequest(req *http.Request) error {
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -467,12 +560,6 @@ func writeRequest(w *bufio.Writer, req *http.Request, body []byte) error {
 	if !validHeaderValue(uri) || strings.ContainsAny(uri, " ") || !validHeaderValue(host) || !validToken(method) {
 		return fmt.Errorf("h1: invalid method, target or host in request %s %q", method, uri)
 	}
-	w.WriteString(method)
-	w.WriteByte(' ')
-	w.WriteString(uri)
-	w.WriteString(" HTTP/1.1\r\nHost: ")
-	w.WriteString(host)
-	w.WriteString("\r\n")
 	for k, vs := range req.Header {
 		switch textproto.CanonicalMIMEHeaderKey(k) {
 		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
@@ -485,20 +572,50 @@ func writeRequest(w *bufio.Writer, req *http.Request, body []byte) error {
 			if !validHeaderValue(v) {
 				return fmt.Errorf("h1: invalid value of header %q", k)
 			}
+		}
+	}
+	return nil
+}
+
+// writeRequest writes req's head (checked by validRequest) and body: body,
+// or stream, of req.ContentLength bytes.
+func writeRequest(w *bufio.Writer, req *http.Request, body []byte, stream io.Reader) error {
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	uri := req.URL.RequestURI()
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	w.WriteString(method)
+	w.WriteByte(' ')
+	w.WriteString(uri)
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(host)
+	w.WriteString("\r\n")
+	for k, vs := range req.Header {
+		switch textproto.CanonicalMIMEHeaderKey(k) {
+		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
+			continue
+		}
+		for _, v := range vs {
 			w.WriteString(k)
 			w.WriteString(": ")
 			w.WriteString(v)
 			w.WriteString("\r\n")
 		}
 	}
-	if req.Close {
+	if req.Close || hasToken(req.Header["Connection"], "close") {
+		// The connection is closed after the answer: the server is told.
 		w.WriteString("Connection: close\r\n")
 	}
 	var n int64
 	switch {
 	case body != nil:
 		n = int64(len(body))
-	case req.Body != nil && req.Body != http.NoBody:
+	case stream != nil:
 		n = req.ContentLength
 	}
 	if n > 0 || (method != http.MethodGet && method != http.MethodHead && method != http.MethodDelete && method != http.MethodOptions) {
@@ -511,32 +628,83 @@ func writeRequest(w *bufio.Writer, req *http.Request, body []byte) error {
 	case body != nil:
 		w.Write(body)
 	case n > 0:
-		// Small bodies go out with the head in one write.
-		if br, ok := req.Body.(interface{ Len() int }); ok && br.Len() <= w.Available() {
-			if _, err := io.CopyN(w, req.Body, n); err != nil {
-				return err
+		src := &source{r: stream}
+		// A body that fits the buffer goes out with the head in one write.
+		if n <= int64(w.Available()) {
+			if m, err := io.CopyN(w, src, n); err != nil {
+				return bodyError(src, m, n, err)
 			}
 		} else if err := w.Flush(); err != nil {
 			return err
-		} else if m, err := io.CopyN(w, req.Body, n); err != nil {
-			return fmt.Errorf("h1: request body: wrote %d of its %d bytes: %w", m, n, err)
+		} else if m, err := io.CopyN(w, src, n); err != nil {
+			return bodyError(src, m, n, err)
 		}
 	}
 	return w.Flush()
 }
 
-// parseStatus reads "HTTP/1.x NNN Reason".
-func parseStatus(line []byte) (int, string, error) {
+// source is a request body that records its own failure (a body shorter
+// than its length, or a reader error), as opposed to the connection's.
+type source struct {
+	r   io.Reader
+	err error
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// errBodySource marks a request that failed because its body could not
+// be read: the server is waiting for the rest, no answer can be there.
+var errBodySource = errors.New("h1: reading the request body")
+
+func bodyError(src *source, m, n int64, err error) error {
+	if src.err != nil {
+		return fmt.Errorf("%w: wrote %d of its %d bytes: %w", errBodySource, m, n, err)
+	}
+	return fmt.Errorf("h1: request body: wrote %d of its %d bytes: %w", m, n, err)
+}
+
+// parseStatus reads "HTTP/1.x NNN Reason": the code, the status ("NNN
+// Reason") and x.
+func parseStatus(line []byte) (int, string, int, error) {
 	s := strings.TrimRight(string(line), "\r\n")
 	proto, rest, ok := strings.Cut(s, " ")
 	if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(rest) < 3 {
-		return 0, "", fmt.Errorf("%w: status line %q", ErrBadResponse, s)
+		return 0, "", 0, fmt.Errorf("%w: status line %q", ErrBadResponse, s)
 	}
 	code, err := strconv.Atoi(rest[:3])
 	if err != nil || code < 100 || code > 999 || (len(rest) > 3 && rest[3] != ' ') {
-		return 0, "", fmt.Errorf("%w: status line %q", ErrBadResponse, s)
+		return 0, "", 0, fmt.Errorf("%w: status line %q", ErrBadResponse, s)
 	}
-	return code, rest, nil
+	return code, rest, int(proto[7] - '0'), nil
+}
+
+// contentLength reads the Content-Length header's values: decimal digits,
+// the same in every copy (net/http's rule: a length that is signed, a
+// list, or differs between copies is refused, since client and server
+// could each take a different one).
+func contentLength(vs []string) (int64, error) {
+	v := strings.TrimSpace(vs[0])
+	for _, o := range vs[1:] {
+		if strings.TrimSpace(o) != v {
+			return 0, fmt.Errorf("%w: conflicting Content-Length headers %q", ErrBadResponse, vs)
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, fmt.Errorf("%w: Content-Length %q", ErrBadResponse, v)
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: Content-Length %q", ErrBadResponse, v)
+	}
+	return n, nil
 }
 
 // keepAliveTimeout reads "timeout=N" of a Keep-Alive header.
@@ -586,8 +754,8 @@ func validToken(v string) bool {
 	return true
 }
 
-// body is an answer's body. Read to its end, it returns the connection to
-// the pool; closed early, it closes the connection.
+// respBody is an answer's body. Read to its end, it returns the
+// connection to the pool; closed early, it closes the connection.
 type respBody struct {
 	t     *Transport
 	c     *conn
@@ -598,17 +766,28 @@ type respBody struct {
 	stop  func() bool
 	keep  bool
 
-	mu       sync.Mutex
+	// mu is held by Read (and by Close once no Read runs).
+	mu sync.Mutex
+	// state guards the fields below, which Close sets while a Read may
+	// be blocked in another goroutine.
+	state    sync.Mutex
 	finished bool
+	closed   bool
 	err      error
 }
+
+// errBodyClosed is what Read returns after Close.
+var errBodyClosed = errors.New("h1: read on a closed body")
 
 func (b *respBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.finished {
-		if b.err != nil {
-			return 0, b.err
+	b.state.Lock()
+	finished, err := b.finished, b.err
+	b.state.Unlock()
+	if finished {
+		if err != nil {
+			return 0, err
 		}
 		return 0, io.EOF
 	}
@@ -623,8 +802,7 @@ func (b *respBody) Read(p []byte) (int, error) {
 	case err == io.EOF && b.toEOF:
 		b.done(nil)
 	case err == io.EOF && b.n > 0:
-		err = io.ErrUnexpectedEOF
-		b.done(err)
+		err = b.done(io.ErrUnexpectedEOF)
 	case err == io.EOF:
 		b.done(nil)
 	case err != nil:
@@ -632,34 +810,51 @@ func (b *respBody) Read(p []byte) (int, error) {
 			// The context ended the read (its deadline cut the connection).
 			err = cerr
 		}
-		b.done(err)
+		err = b.done(err)
 	}
 	return n, err
 }
 
 // done ends the exchange: the connection goes back to the pool when the
-// answer was read whole and nothing cut the exchange short.
-func (b *respBody) done(err error) {
+// answer was read whole and nothing cut the exchange short. It returns
+// err, or errBodyClosed when Close cut the read short.
+func (b *respBody) done(err error) error {
+	b.state.Lock()
+	defer b.state.Unlock()
+	if err != nil && b.closed {
+		err = errBodyClosed
+	}
 	b.finished, b.err = true, err
 	stopped := true
 	if b.stop != nil {
 		stopped = b.stop()
 	}
-	if err == nil && b.keep && stopped {
+	if err == nil && b.keep && stopped && !b.closed {
 		b.t.put(b.c)
-		return
+		return nil
 	}
 	b.c.nc.Close()
+	return err
 }
 
 // Close ends the body. Unread, the connection is closed rather than
-// drained.
+// drained. A Read blocked in another goroutine returns at once.
 func (b *respBody) Close() error {
+	b.state.Lock()
+	if !b.finished && !b.closed {
+		b.closed = true
+		// The connection is still this body's (done has not returned it
+		// to the pool): cut a blocked Read short.
+		b.c.nc.SetReadDeadline(aLongTimeAgo)
+	}
+	b.state.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.finished {
-		b.keep = false
-		b.done(errors.New("h1: read on a closed body"))
+	b.state.Lock()
+	finished := b.finished
+	b.state.Unlock()
+	if !finished {
+		b.done(errBodyClosed)
 	}
 	return nil
 }
@@ -735,6 +930,13 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), nil
 }
 
+// An answer's header may hold at most maxHeaderLines lines and
+// maxHeaderBytes bytes of values (net/http allows 1 MB).
+const (
+	maxHeaderLines = 1000
+	maxHeaderBytes = 1 << 20
+)
+
 // readHeader reads the header lines of an answer up to the empty line.
 // The values share one string and one slice; the names are canonical
 // (the connection remembers the canonical form of the names it has seen).
@@ -785,6 +987,9 @@ func (c *conn) readHeader() (http.Header, error) {
 		start := len(buf)
 		buf = append(buf, bytes.TrimSpace(raw[colon+1:])...)
 		ls = append(ls, line{key, start, len(buf)})
+		if len(ls) > maxHeaderLines || len(buf) > maxHeaderBytes {
+			return nil, fmt.Errorf("%w: more than %d header lines or %d bytes", ErrBadResponse, maxHeaderLines, maxHeaderBytes)
+		}
 	}
 	c.hbuf = buf
 	block := string(buf)

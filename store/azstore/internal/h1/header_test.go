@@ -1,0 +1,68 @@
+package h1
+
+import (
+	"bufio"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func headerOf(t *testing.T, c *conn, text string) (http.Header, error) {
+	t.Helper()
+	c.br = bufio.NewReaderSize(strings.NewReader(text), 16<<10)
+	return c.readHeader()
+}
+
+// TestReadHeader: names come back canonical (through the connection's
+// cache on the second answer too), repeated names keep every value in
+// order, a folded line continues its value, and malformed or oversized
+// headers are refused with ErrBadResponse.
+func TestReadHeader(t *testing.T) {
+	c := &conn{}
+	for round := range 2 {
+		h, err := headerOf(t, c, "x-ms-request-id: a1\r\nETag:  W/\"1\" \r\nset-cookie: x\r\nSet-Cookie: y\r\nx-long: one\r\n two\r\n\r\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h["X-Ms-Request-Id"]; len(got) != 1 || got[0] != "a1" {
+			t.Errorf("round %d: X-Ms-Request-Id %q", round, got)
+		}
+		if got := h.Get("etag"); got != `W/"1"` {
+			t.Errorf("round %d: ETag %q", round, got)
+		}
+		if got := h["Set-Cookie"]; len(got) != 2 || got[0] != "x" || got[1] != "y" {
+			t.Errorf("round %d: Set-Cookie %q", round, got)
+		}
+		if got := h.Get("X-Long"); got != "one two" {
+			t.Errorf("round %d: folded X-Long %q", round, got)
+		}
+		// Appending to one value must not overwrite its neighbour.
+		h["X-Ms-Request-Id"] = append(h["X-Ms-Request-Id"], "z")
+		if h.Get("Etag") != `W/"1"` {
+			t.Errorf("round %d: appending to one header changed another", round)
+		}
+	}
+	if len(c.names) == 0 {
+		t.Error("the connection cached no header name")
+	}
+	bad := map[string]string{
+		"no colon":             "NoColon\r\n\r\n",
+		"space in name":        "Bad Name: v\r\n\r\n",
+		"folded first":         " cont\r\n\r\n",
+		"cut short":            "A: b\r\n",
+		"empty name":           ": v\r\n\r\n",
+		"too many lines":       strings.Repeat("A: b\r\n", maxHeaderLines+1) + "\r\n",
+		"values past the size": strings.Repeat("A: "+strings.Repeat("v", 10000)+"\r\n", maxHeaderBytes/10000+2) + "\r\n",
+	}
+	for name, text := range bad {
+		_, err := headerOf(t, &conn{}, text)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if name != "cut short" && !errors.Is(err, ErrBadResponse) {
+			t.Errorf("%s: %v, want ErrBadResponse", name, err)
+		}
+	}
+}
