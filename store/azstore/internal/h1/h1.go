@@ -216,7 +216,8 @@ func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error
 	// nothing reaches the server, no pooled connection is spent, and
 	// httptrace's GotConn (which tells that a request may have left) is
 	// not called.
-	if err := validRequest(req); err != nil {
+	hd, err := validRequest(req)
+	if err != nil {
 		return nil, err
 	}
 	ctx := req.Context()
@@ -224,7 +225,6 @@ func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error
 		return nil, err
 	}
 	body := x.Body
-	var err error
 	if body == nil {
 		if body, err = bodyBytes(req); err != nil {
 			return nil, err
@@ -257,7 +257,7 @@ func (t *Transport) roundTrip(req *http.Request, x Extra) (*http.Response, error
 		if x.GotConn != nil {
 			x.GotConn()
 		}
-		resp, got, err := t.exchange(ctx, c, req, body, stream)
+		resp, got, err := t.exchange(ctx, c, req, hd, body, stream)
 		if err == nil {
 			return resp, nil
 		}
@@ -424,7 +424,7 @@ const earlyAnswerWait = 5 * time.Second
 
 // exchange writes req on c and reads the answer's head. got reports that
 // some of the answer arrived.
-func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, body []byte, stream io.Reader) (resp *http.Response, got bool, err error) {
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, hd head, body []byte, stream io.Reader) (resp *http.Response, got bool, err error) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		if err := ctx.Err(); err != nil {
@@ -438,7 +438,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 		}
 		return nil, got, err
 	}
-	werr := writeRequest(c.bw, req, body, stream)
+	werr := writeRequest(c.bw, req, hd, body, stream)
 	if werr != nil {
 		if errors.Is(werr, errBodySource) {
 			return fail(werr)
@@ -547,57 +547,66 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, bo
 }
 
 // validRequest checks what writeRequest writes of req's head.
-func validRequest(req *http.Request) error {
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
+func validRequest(req *http.Request) (head, error) {
+	hd := head{method: req.Method, uri: req.URL.RequestURI(), host: req.Host}
+	if hd.method == "" {
+		hd.method = http.MethodGet
 	}
-	uri := req.URL.RequestURI()
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
+	if hd.host == "" {
+		hd.host = req.URL.Host
 	}
-	if !validHeaderValue(uri) || strings.ContainsAny(uri, " ") || !validHeaderValue(host) || !validToken(method) {
-		return fmt.Errorf("h1: invalid method, target or host in request %s %q", method, uri)
+	if !validHeaderValue(hd.uri) || strings.ContainsAny(hd.uri, " ") || !validHeaderValue(hd.host) || !validToken(hd.method) {
+		return head{}, fmt.Errorf("h1: invalid method, target or host in request %s %q", hd.method, hd.uri)
 	}
 	for k, vs := range req.Header {
-		switch textproto.CanonicalMIMEHeaderKey(k) {
-		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
+		if ownHeader(k) {
 			continue
 		}
 		if !validToken(k) {
-			return fmt.Errorf("h1: invalid header name %q", k)
+			return head{}, fmt.Errorf("h1: invalid header name %q", k)
 		}
 		for _, v := range vs {
 			if !validHeaderValue(v) {
-				return fmt.Errorf("h1: invalid value of header %q", k)
+				return head{}, fmt.Errorf("h1: invalid value of header %q", k)
 			}
 		}
 	}
-	return nil
+	return hd, nil
+}
+
+// head is a request's first line and Host, as validRequest checked them.
+type head struct{ method, uri, host string }
+
+// ownHeader reports a header the transport writes itself (or not at all)
+// whatever the request's Header says, in any letter case.
+func ownHeader(k string) bool {
+	switch len(k) {
+	case 4:
+		return strings.EqualFold(k, "Host")
+	case 7:
+		return strings.EqualFold(k, "Trailer")
+	case 10:
+		return strings.EqualFold(k, "Connection")
+	case 14:
+		return strings.EqualFold(k, "Content-Length")
+	case 17:
+		return strings.EqualFold(k, "Transfer-Encoding")
+	}
+	return false
 }
 
 // writeRequest writes req's head (checked by validRequest) and body: body,
 // or stream, of req.ContentLength bytes.
-func writeRequest(w *bufio.Writer, req *http.Request, body []byte, stream io.Reader) error {
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	uri := req.URL.RequestURI()
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
+func writeRequest(w *bufio.Writer, req *http.Request, hd head, body []byte, stream io.Reader) error {
+	method := hd.method
 	w.WriteString(method)
 	w.WriteByte(' ')
-	w.WriteString(uri)
+	w.WriteString(hd.uri)
 	w.WriteString(" HTTP/1.1\r\nHost: ")
-	w.WriteString(host)
+	w.WriteString(hd.host)
 	w.WriteString("\r\n")
 	for k, vs := range req.Header {
-		switch textproto.CanonicalMIMEHeaderKey(k) {
-		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
+		if ownHeader(k) {
 			continue
 		}
 		for _, v := range vs {
