@@ -98,10 +98,16 @@ func subBodies(t *testing.T, batch string) []string {
 }
 
 // fakeService answers writes and transactions as the Table service does
-// when they succeed, for the run without Azurite.
-func fakeService(t *testing.T) string {
+// when they succeed, for the run without Azurite. The bodies it received
+// go to got, when not nil.
+func fakeService(t *testing.T, got *recorder) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if got != nil && len(body) > 0 {
+			got.mu.Lock()
+			got.bodies = append(got.bodies, string(body))
+			got.mu.Unlock()
+		}
 		w.Header().Set("ETag", `W/"datetime'2026-11-24T12%3A00%3A00.0000000Z'"`)
 		if !strings.HasSuffix(r.URL.Path, "$batch") {
 			w.WriteHeader(http.StatusNoContent)
@@ -126,17 +132,25 @@ func fakeService(t *testing.T) string {
 // ".0" and every annotation is there. On Azurite the values also read back
 // with their types.
 func TestTypedWritesSendTheEncodedBytes(t *testing.T) {
-	services := map[string]string{"fake": ""}
+	// "fake" records the bodies at a net/http transport in front of a
+	// fake service; "fake-default-transport" records them where the
+	// fake service received them, sent by azstore's own transport.
+	services := map[string]string{"fake": "", "fake-default-transport": ""}
 	if conn := azuritetestConn(); conn != "" {
 		services["azurite"] = conn
 	}
 	for name, conn := range services {
 		t.Run(name, func(t *testing.T) {
-			if conn == "" {
-				conn = fakeService(t)
-			}
 			rec := &recorder{next: http.DefaultTransport}
-			st, err := azstore.NewFromConnectionString(conn, &azstore.Options{Transport: rec})
+			opts := &azstore.Options{Transport: rec}
+			switch name {
+			case "fake":
+				conn = fakeService(t, nil)
+			case "fake-default-transport":
+				conn = fakeService(t, rec)
+				opts = nil
+			}
+			st, err := azstore.NewFromConnectionString(conn, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
