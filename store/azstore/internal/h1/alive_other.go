@@ -9,5 +9,5 @@ import "net"
 // when it is safe to repeat.
 func alive(net.Conn) bool { return true }
 
-// newProbe returns alive for one connection.
-func newProbe(net.Conn) func() bool { return func() bool { return true } }
+// newProbe returns a peek at one connection's socket: here, always idle.
+func newProbe(net.Conn) func() sockState { return func() sockState { return sockIdle } }

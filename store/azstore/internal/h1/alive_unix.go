@@ -30,28 +30,38 @@ func alive(c net.Conn) bool {
 	return err == nil && ok
 }
 
-// newProbe returns alive for one connection, with what it needs made
-// once: checking a pooled connection then allocates nothing.
-func newProbe(c net.Conn) func() bool {
+// newProbe returns a peek at one connection's socket, with what it needs
+// made once: checking a pooled connection then allocates nothing.
+func newProbe(c net.Conn) func() sockState {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return func() bool { return true }
+		return func() sockState { return sockIdle }
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return func() bool { return false }
+		return func() sockState { return sockGone }
 	}
 	var (
-		buf  [1]byte
-		idle bool
+		buf   [1]byte
+		state sockState
 	)
 	peek := func(fd uintptr) bool {
 		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		idle = n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
+		switch {
+		case n > 0:
+			state = sockData
+		case n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK):
+			state = sockIdle
+		default: // end of stream, or an error
+			state = sockGone
+		}
 		return true
 	}
-	return func() bool {
-		idle = false
-		return rc.Read(peek) == nil && idle
+	return func() sockState {
+		state = sockGone
+		if rc.Read(peek) != nil {
+			return sockGone
+		}
+		return state
 	}
 }

@@ -107,8 +107,8 @@ type conn struct {
 	// expires is when the idle connection must no longer be reused (set
 	// when it goes back to the pool).
 	expires time.Time
-	// alive peeks at the socket (see alive).
-	alive func() bool
+	// peek looks at the socket without reading it (see newProbe).
+	peek func() sockState
 	// names maps the header names the server sent to their canonical
 	// form; hbuf is readHeader's scratch buffer.
 	names map[string]string
@@ -323,6 +323,47 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
+// sockState is what a peek at an idle connection's socket saw.
+type sockState int
+
+const (
+	// sockIdle: nothing to read, the connection is open.
+	sockIdle sockState = iota
+	// sockData: bytes nobody asked for are waiting.
+	sockData
+	// sockGone: the server closed the connection, or it failed.
+	sockGone
+)
+
+// tlsSettle is how long usable lets a TLS connection read what its
+// server sent while it sat idle.
+const tlsSettle = 2 * time.Millisecond
+
+// usable reports whether an idle connection can carry a request: its
+// server has not closed it and sent nothing unasked. On TLS, bytes that
+// arrived while it was idle may be the protocol's own (TLS 1.3 session
+// tickets or a key update, which a server may send at any time after the
+// handshake): crypto/tls consumes those on a read, so the connection is
+// read once, briefly, and is usable if that read finds no data and the
+// socket is then quiet.
+func (c *conn) usable() bool {
+	switch c.peek() {
+	case sockIdle:
+		return true
+	case sockGone:
+		return false
+	}
+	if c.nc == c.tcp {
+		return false // plain HTTP: an answer nobody asked for
+	}
+	c.nc.SetReadDeadline(time.Now().Add(tlsSettle))
+	var b [1]byte
+	n, err := c.nc.Read(b[:])
+	c.nc.SetReadDeadline(time.Time{})
+	var ne net.Error
+	return n == 0 && errors.As(err, &ne) && ne.Timeout() && c.peek() == sockIdle
+}
+
 // get takes the most recently used idle connection of key that is still
 // usable, or returns nil.
 func (t *Transport) get(key hostKey) (*conn, bool) {
@@ -340,7 +381,7 @@ func (t *Transport) get(key hostKey) (*conn, bool) {
 		t.mu.Unlock()
 		// The socket is peeked at, one system call: a connection the
 		// server closed, or that holds bytes nobody asked for, is dropped.
-		if now.Before(c.expires) && c.br.Buffered() == 0 && c.alive() {
+		if now.Before(c.expires) && c.br.Buffered() == 0 && c.usable() {
 			return c, true
 		}
 		c.nc.Close()
@@ -407,7 +448,7 @@ func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
 		br:      bufio.NewReaderSize(nc, 16<<10),
 		bw:      bufio.NewWriterSize(nc, 16<<10),
 		key:     hostKey{tls: u.Scheme == "https", host: u.Host},
-		alive:   newProbe(tcp),
+		peek:    newProbe(tcp),
 		idleFor: t.o.IdleTimeout,
 	}, nil
 }
