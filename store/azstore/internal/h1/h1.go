@@ -498,7 +498,10 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, hd
 	var code, minor int
 	var status string
 	var h http.Header
-	for {
+	for informational := 0; ; informational++ {
+		if informational > maxInformational {
+			return fail(fmt.Errorf("%w: more than %d informational (1xx) answers", ErrBadResponse, maxInformational))
+		}
 		line, err := c.br.ReadSlice('\n')
 		if len(line) > 0 {
 			got = true
@@ -559,7 +562,11 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, hd
 		b.done(nil)
 		resp.Body = http.NoBody
 		return resp, true, nil
-	case hasToken(h["Transfer-Encoding"], "chunked"):
+	case len(h["Transfer-Encoding"]) > 0:
+		// Only chunked framing is read: the request asked for no coding.
+		if te := h["Transfer-Encoding"]; len(te) != 1 || !strings.EqualFold(strings.TrimSpace(te[0]), "chunked") {
+			return fail(fmt.Errorf("%w: Transfer-Encoding %q", ErrBadResponse, strings.Join(te, ", ")))
+		}
 		b.r = &chunked{br: c.br}
 		resp.TransferEncoding = []string{"chunked"}
 		h.Del("Content-Length")
@@ -587,8 +594,15 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, hd
 	return resp, true, nil
 }
 
+// maxInformational is how many 1xx answers may precede the answer (as
+// many as net/http allows).
+const maxInformational = 5
+
 // validRequest checks what writeRequest writes of req's head.
 func validRequest(req *http.Request) (head, error) {
+	if req.ContentLength > 0 && (req.Body == nil || req.Body == http.NoBody) {
+		return head{}, fmt.Errorf("h1: request ContentLength %d with no body", req.ContentLength)
+	}
 	hd := head{method: req.Method, uri: req.URL.RequestURI(), host: req.Host}
 	if hd.method == "" {
 		hd.method = http.MethodGet

@@ -3,9 +3,12 @@ package h1
 import (
 	"bufio"
 	"errors"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 func headerOf(t *testing.T, c *conn, text string) (http.Header, error) {
@@ -65,4 +68,65 @@ func TestReadHeader(t *testing.T) {
 			t.Errorf("%s: %v, want ErrBadResponse", name, err)
 		}
 	}
+}
+
+// TestAnswerFramingRefusals: an answer framed in a way this transport does
+// not read (a coding besides chunked, too many informational answers) and
+// a request whose length has no body are errors, and the refused request
+// sends nothing.
+func TestAnswerFramingRefusals(t *testing.T) {
+	answers := map[string]string{
+		"gzip then chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+		"two codings":       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"identity":          "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: 2\r\n\r\nhi",
+		"six 100s":          strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", 6) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+	}
+	for name, answer := range answers {
+		t.Run(name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				c.Write([]byte(answer))
+				time.Sleep(100 * time.Millisecond)
+			}()
+			tr := New(Options{Proxy: func(*http.Request) (*url.URL, error) { return nil, nil }})
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)
+			resp, err := tr.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("answer accepted: %d", resp.StatusCode)
+			}
+			if !errors.Is(err, ErrBadResponse) {
+				t.Fatalf("%v, want ErrBadResponse", err)
+			}
+		})
+	}
+	t.Run("length without a body", func(t *testing.T) {
+		tr := New(Options{Proxy: func(*http.Request) (*url.URL, error) { return nil, nil }})
+		req, _ := http.NewRequest(http.MethodPut, "http://127.0.0.1:1/", nil)
+		req.ContentLength = 5
+		var got bool
+		if _, err := tr.DoWith(req, Extra{GotConn: func() { got = true }}); err == nil || !strings.Contains(err.Error(), "ContentLength 5") {
+			t.Fatalf("%v", err)
+		}
+		if got {
+			t.Fatal("the refused request took a connection")
+		}
+	})
 }
