@@ -352,17 +352,17 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 	}
 	rc := &rawCall{Body: azbase.Body{Data: body}, stubStatus: http.StatusNoContent}
 	var send func() error
-	var what string
+	var op string // names the write in an error (h.what, built only then)
 	switch a.Kind {
 	case store.ActionInsert:
-		what = h.what("insert into", pk, rk)
+		op = "insert into"
 		sctx := h.s.once(withRawCall(ctx, rc))
 		send = func() error {
 			_, err := h.cl().AddEntity(sctx, insertStub, &aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
 			return err
 		}
 	case store.ActionUpdateMerge, store.ActionUpdateReplace:
-		what = h.what("update", pk, rk)
+		op = "update"
 		kctx, stub := keyedStub(ctx, pk, rk)
 		if a.IfMatch != store.ETagAny {
 			kctx = h.s.once(kctx)
@@ -376,7 +376,7 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 			return err
 		}
 	default:
-		what = h.what("upsert into", pk, rk)
+		op = "upsert into"
 		kctx, stub := keyedStub(ctx, pk, rk)
 		kctx = withRawCall(kctx, rc)
 		send = func() error {
@@ -389,7 +389,7 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 		err = send()
 	}
 	if err != nil {
-		err = azbase.Classify(ctx, err, what, true)
+		err = azbase.Classify(ctx, err, h.what(op, pk, rk), true)
 		return h.settleOne(ctx, a, err)
 	}
 	return store.ETag(rc.etag()), nil
