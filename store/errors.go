@@ -265,6 +265,9 @@ func WithIndex(err error, i int) *Error {
 // Code returns the error code carried by err, or "" when err is not (and
 // does not wrap) an *Error.
 func Code(err error) string {
+	if err == nil {
+		return ""
+	}
 	var se *Error
 	if errors.As(err, &se) {
 		return se.Code
@@ -275,6 +278,9 @@ func Code(err error) string {
 // Status returns the HTTP status carried by err, or 0 when err is not (and
 // does not wrap) an *Error or no answer came from the service.
 func Status(err error) int {
+	if err == nil {
+		return 0
+	}
 	var se *Error
 	if errors.As(err, &se) {
 		return se.Status

@@ -40,6 +40,9 @@ func isEmulator(endpoint string) bool {
 // existing table explains; it then points h at that table so the caller
 // can retry once.
 func (h *tableHandle) recase(ctx context.Context, err error) bool {
+	if err == nil || !h.s.emulator {
+		return false
+	}
 	var re *azcore.ResponseError
 	notFound := errors.As(err, &re) && re.ErrorCode == store.CodeTableNotFound ||
 		store.Code(err) == store.CodeTableNotFound // inside a batch answer
