@@ -694,15 +694,32 @@ func writeRequest(w *bufio.Writer, req *http.Request, hd head, body []byte, stre
 	case n > 0:
 		src := &source{r: stream}
 		// A body that fits the buffer goes out with the head in one write.
+		// Its last byte is held back until the body is known to end there:
+		// one longer than its length fails before the request is whole,
+		// rather than being cut and sent as if the cut were the body.
 		if n <= int64(w.Available()) {
-			if m, err := io.CopyN(w, src, n); err != nil {
+			if m, err := io.CopyN(w, src, n-1); err != nil {
 				return bodyError(src, m, n, err)
 			}
 		} else if err := w.Flush(); err != nil {
 			return err
-		} else if m, err := io.CopyN(w, src, n); err != nil {
+		} else if m, err := io.CopyN(w, src, n-1); err != nil {
 			return bodyError(src, m, n, err)
 		}
+		var last [2]byte
+		k, err := io.ReadFull(stream, last[:])
+		switch {
+		case k == 2:
+			return fmt.Errorf("%w: the body is longer than its ContentLength %d", errBodySource, n)
+		case k == 0:
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("%w: wrote %d of its %d bytes: %w", errBodySource, n-1, n, err)
+		case err != io.ErrUnexpectedEOF:
+			return fmt.Errorf("%w: %w", errBodySource, err)
+		}
+		w.WriteByte(last[0])
 	}
 	return w.Flush()
 }

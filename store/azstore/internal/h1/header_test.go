@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -129,4 +130,43 @@ func TestAnswerFramingRefusals(t *testing.T) {
 			t.Fatal("the refused request took a connection")
 		}
 	})
+}
+
+// TestBodyLongerThanItsLength: a request body longer than its
+// ContentLength fails the request, and the server never reads a whole
+// request (the cut body is never sent as if it were the body).
+func TestBodyLongerThanItsLength(t *testing.T) {
+	for _, size := range []int{10, 64 << 10} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := make(chan bool, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				whole <- false
+				return
+			}
+			defer c.Close()
+			req, err := http.ReadRequest(bufio.NewReader(c))
+			if err != nil {
+				whole <- false
+				return
+			}
+			_, err = io.Copy(io.Discard, req.Body)
+			whole <- err == nil
+		}()
+		tr := New(Options{Proxy: func(*http.Request) (*url.URL, error) { return nil, nil }})
+		req, _ := http.NewRequest(http.MethodPut, "http://"+ln.Addr().String()+"/", io.NopCloser(strings.NewReader(strings.Repeat("x", size+1))))
+		req.ContentLength = int64(size)
+		if _, err := tr.Do(req); err == nil || !strings.Contains(err.Error(), "longer than its ContentLength") {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if <-whole {
+			t.Fatalf("size %d: the server read a whole request", size)
+		}
+		ln.Close()
+		tr.CloseIdleConnections()
+	}
 }
