@@ -107,6 +107,9 @@ type conn struct {
 	// expires is when the idle connection must no longer be reused (set
 	// when it goes back to the pool).
 	expires time.Time
+	// tlsState is the connection's TLS state after its handshake (nil
+	// without TLS), shared by every answer it carries as Response.TLS.
+	tlsState *tls.ConnectionState
 	// peek looks at the socket without reading it (see newProbe).
 	peek func() sockState
 	// names maps the header names the server sent to their canonical
@@ -442,14 +445,20 @@ func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
 		}
 		nc = tc
 	}
+	var state *tls.ConnectionState
+	if tc, ok := nc.(*tls.Conn); ok {
+		st := tc.ConnectionState()
+		state = &st
+	}
 	return &conn{
-		nc:      nc,
-		tcp:     tcp,
-		br:      bufio.NewReaderSize(nc, 16<<10),
-		bw:      bufio.NewWriterSize(nc, 16<<10),
-		key:     hostKey{tls: u.Scheme == "https", host: u.Host},
-		peek:    newProbe(tcp),
-		idleFor: t.o.IdleTimeout,
+		tlsState: state,
+		nc:       nc,
+		tcp:      tcp,
+		br:       bufio.NewReaderSize(nc, 16<<10),
+		bw:       bufio.NewWriterSize(nc, 16<<10),
+		key:      hostKey{tls: u.Scheme == "https", host: u.Host},
+		peek:     newProbe(tcp),
+		idleFor:  t.o.IdleTimeout,
 	}, nil
 }
 
@@ -535,7 +544,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, hd
 	}
 	resp = &http.Response{
 		Status: status, StatusCode: code, Proto: protos[minor], ProtoMajor: 1, ProtoMinor: minor,
-		Header: h, Request: req, ContentLength: -1,
+		Header: h, Request: req, ContentLength: -1, TLS: c.tlsState,
 	}
 	keep := werr == nil && !req.Close && !hasToken(h["Connection"], "close") && !hasToken(req.Header["Connection"], "close")
 	if minor == 0 && !hasToken(h["Connection"], "keep-alive") {

@@ -1407,6 +1407,9 @@ func TestTLS(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		body := strings.Repeat("s", i*5000)
 		resp, b := mustFetch(t, tr, newReq(t, nil, "POST", srv.URL+"/tls", strings.NewReader(body)))
+		if resp.TLS == nil || !resp.TLS.HandshakeComplete || resp.TLS.NegotiatedProtocol != "http/1.1" {
+			t.Errorf("Response.TLS %+v, want the connection's state after its handshake, http/1.1", resp.TLS)
+		}
 		if resp.StatusCode != 200 || string(b) != "POST "+body {
 			t.Fatalf("answer %d %.40q", resp.StatusCode, b)
 		}
