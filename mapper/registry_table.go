@@ -96,6 +96,10 @@ func (t *RegistryTable) Query(ctx context.Context, where ...Cond[any]) iter.Seq2
 				f = both
 			}
 		}
+		if typed, ok := t.table.(store.TypedTable); ok {
+			t.r.queryTyped(ctx, typed, store.Query{Filter: f.String()}, yield)
+			return
+		}
 		for e, err := range store.All(ctx, t.table, store.Query{Filter: f.String()}) {
 			if err != nil {
 				yield(nil, err)

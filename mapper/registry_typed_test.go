@@ -1,0 +1,320 @@
+package mapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// The typed lane of RegistryTable.Query is held to the store.Entity route
+// (Registry.Decode of each entity) on both backends: the same values and
+// the same errors, for kinds told by a property that comes before, among
+// or after the other properties, for older versions migrated on read, for
+// extra properties, for rows that do not decode and for rows of no
+// registered kind.
+
+type rgA1 struct {
+	P    string     `table:",pk"`
+	R    string     `table:",rk"`
+	ETag store.ETag `table:",etag"`
+	TS   time.Time  `table:",timestamp"`
+	Name string
+	N    int32
+}
+
+func (rgA1) TableKind() Kind { return Kind{Property: "Kind", Value: "a"} }
+
+type rgA2 struct {
+	P     string     `table:",pk"`
+	R     string     `table:",rk"`
+	ETag  store.ETag `table:",etag"`
+	TS    time.Time  `table:",timestamp"`
+	First string
+	Last  string
+	N     int64
+	Rest  map[string]any `table:",extra"`
+}
+
+func (rgA2) TableKind() Kind { return Kind{Property: "Kind", Value: "a", Version: 2} }
+
+type rgB struct {
+	P    string `table:",pk"`
+	R    string `table:",rk"`
+	When time.Time
+	Blob []byte
+	G    store.GUID
+	F    float64
+	OK   bool
+}
+
+func (rgB) TableKind() Kind { return Kind{Property: "Kind", Value: "b"} }
+
+func rgPropertyRegistry(t *testing.T) *Registry {
+	t.Helper()
+	r, err := NewPropertyRegistry("Kind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		Register[rgA1](r, "a"),
+		Register[rgA2](r, "a"),
+		Register[rgB](r, "b"),
+		Migrate(r, func(v rgA1) (rgA2, error) {
+			if v.Name == "refuse" {
+				return rgA2{}, errors.New("this one stays old")
+			}
+			first, last, _ := strings.Cut(v.Name, " ")
+			return rgA2{First: first, Last: last, N: int64(v.N)}, nil
+		}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+type rgOrder struct {
+	P     string `table:",pk"`
+	R     string `table:",rk"`
+	Total float64
+}
+
+type rgLine struct {
+	P    string `table:",pk"`
+	R    string `table:",rk"`
+	Item string
+	Qty  int32
+}
+
+// registryResults collects a query's values and errors as comparable text.
+func registryResults(t *testing.T, seq func(yield func(any, error) bool)) []string {
+	t.Helper()
+	var out []string
+	for v, err := range seq {
+		if err != nil {
+			out = append(out, "error: "+err.Error())
+			continue
+		}
+		out = append(out, fmt.Sprintf("%T %+v", v, v))
+	}
+	return out
+}
+
+func TestRegistryTypedLaneMatchesDecode(t *testing.T) {
+	runShortPages(t, 7, func(t *testing.T, b backendtest.Backend) {
+		ctx := context.Background()
+		st := b.Store
+		table := b.NewTable(t, "RegTyped")
+		tbl := st.Table(table)
+		r := rgPropertyRegistry(t)
+		rt := r.On(st, table)
+		when := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+		for i := range 5 {
+			for _, v := range []any{
+				&rgA1{P: "p", R: fmt.Sprintf("a1-%d", i), Name: fmt.Sprintf("Ann %d", i), N: int32(i)},
+				&rgA2{P: "p", R: fmt.Sprintf("a2-%d", i), First: "Bo", Last: fmt.Sprint(i), N: int64(i) << 40,
+					Rest: map[string]any{"Aaa": int32(i), "Zzz": "after the marker"}},
+				&rgB{P: "p", R: fmt.Sprintf("b-%d", i), When: when.Add(time.Duration(i) * time.Hour), Blob: []byte{byte(i), 0},
+					G: store.GUID{15: byte(i)}, F: float64(i) + 0.5, OK: i%2 == 0},
+			} {
+				if err := rt.Insert(ctx, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Rows that fail: a migration that refuses, a value of the wrong
+		// type (F is a Double), and properties on both sides of the marker.
+		if err := rt.Insert(ctx, &rgA1{P: "p", R: "a1-refuse", Name: "refuse"}); err != nil {
+			t.Fatal(err)
+		}
+		raw := []store.Entity{
+			{PartitionKey: "p", RowKey: "b-bad", Properties: map[string]any{"Kind": "b", "F": "not a number", "Blob": []byte{1}}},
+			{PartitionKey: "p", RowKey: "b-sides", Properties: map[string]any{"Kind": "b", "Aardvark": int64(1), "OK": true, "Zebra": 2.5}},
+		}
+		for _, e := range raw {
+			if _, err := tbl.Insert(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Unknown kinds: the registry's filter leaves them out of
+		// RegistryTable.Query; the lane itself is checked on them below.
+		unknown := []store.Entity{
+			{PartitionKey: "q", RowKey: "u-1", Properties: map[string]any{"Kind": "zzz", "A": "x"}},
+			{PartitionKey: "q", RowKey: "u-2", Properties: map[string]any{"A": "no marker"}},
+			{PartitionKey: "q", RowKey: "u-3", Properties: map[string]any{"Kind": int32(5)}},
+			{PartitionKey: "q", RowKey: "u-4", Properties: map[string]any{"Kind": "a", "Name": "known after unknown"}},
+		}
+		for _, e := range unknown {
+			if _, err := tbl.Insert(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		typed, ok := tbl.(store.TypedTable)
+		if !ok {
+			t.Fatal("the backend's table has no typed lane")
+		}
+		entityRT := r.On(entityRoute{st}, table)
+		// 18 rows of partition p, and u-4 of partition q (a known kind).
+		for n, where := range map[int][]Cond[any]{19: nil, 18: {Where[any]("PartitionKey").Eq("p")}} {
+			got := registryResults(t, rt.Query(ctx, where...))
+			want := registryResults(t, entityRT.Query(ctx, where...))
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("typed lane:\n%s\nentity route:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if len(got) != n {
+				t.Fatalf("%d results, want %d:\n%s", len(got), n, strings.Join(got, "\n"))
+			}
+		}
+		// The values themselves, not only their agreement: a migrated row,
+		// a row read at its own version with its extra properties, and the
+		// failures.
+		all := strings.Join(registryResults(t, rt.Query(ctx)), "\n")
+		for _, want := range []string{
+			"mapper.rgA2 {P:p R:a1-3 ETag:W/", "First:Ann Last:3 N:3 Rest:map[]}",
+			"First:Bo Last:2 N:2199023255552 Rest:map[Aaa:2 Kind:a@2 Zzz:after the marker]}",
+			"error: mapper: migrating row (\"p\", \"a1-refuse\") from mapper.rgA1 to mapper.rgA2: this one stays old",
+			"mapper.rgB {P:p R:b-sides When:0001-01-01 00:00:00 +0000 UTC Blob:[] G:00000000-0000-0000-0000-000000000000 F:0 OK:true}",
+		} {
+			if !strings.Contains(all, want) {
+				t.Errorf("no result holds %q:\n%s", want, all)
+			}
+		}
+		if !strings.Contains(all, "error: mapper: mapper.rgB.F: cannot decode a stored Edm.String value into Go type float64") {
+			t.Errorf("the row of the wrong type did not fail:\n%s", all)
+		}
+		// Rows of no registered kind, read by the lane without the
+		// registry's filter, fail as Decode fails them.
+		q := store.Query{Filter: filter.PK.Eq("q").String()}
+		var gotU []string
+		r.queryTyped(ctx, typed, q, func(v any, err error) bool {
+			gotU = append(gotU, fmt.Sprintf("%T %+v %v %v", v, v, err, errors.Is(err, ErrUnknownKind)))
+			return true
+		})
+		var wantU []string
+		for e, err := range store.All(ctx, tbl, q) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := r.Decode(e)
+			wantU = append(wantU, fmt.Sprintf("%T %+v %v %v", v, v, err, errors.Is(err, ErrUnknownKind)))
+		}
+		if !reflect.DeepEqual(gotU, wantU) || len(gotU) != 4 {
+			t.Fatalf("unknown kinds, typed lane:\n%s\nDecode:\n%s", strings.Join(gotU, "\n"), strings.Join(wantU, "\n"))
+		}
+		t.Logf("19 rows of 2 kinds (one in 2 versions) and 4 rows read without the registry's filter: the typed lane gives what Decode gives")
+	})
+}
+
+func TestRegistryTypedLanePrefixes(t *testing.T) {
+	runShortPages(t, 11, func(t *testing.T, b backendtest.Backend) {
+		ctx := context.Background()
+		st := b.Store
+		table := b.NewTable(t, "RegPrefix")
+		r := NewPrefixRegistry()
+		if err := Register[rgOrder](r, "ord_"); err != nil {
+			t.Fatal(err)
+		}
+		if err := Register[rgLine](r, "line_"); err != nil {
+			t.Fatal(err)
+		}
+		rt := r.On(st, table)
+		for i := range 4 {
+			if err := rt.Insert(ctx, &rgOrder{P: "o", R: fmt.Sprintf("ord_%d", i), Total: float64(i) * 1.5}); err != nil {
+				t.Fatal(err)
+			}
+			for j := range 3 {
+				if err := rt.Insert(ctx, &rgLine{P: "o", R: fmt.Sprintf("line_%d_%d", i, j), Item: "thing", Qty: int32(j)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// A row of the wrong type and one of no registered prefix.
+		tbl := st.Table(table)
+		for _, e := range []store.Entity{
+			{PartitionKey: "o", RowKey: "line_9_9", Properties: map[string]any{"Qty": "many"}},
+			{PartitionKey: "o", RowKey: "zzz_1", Properties: map[string]any{"Item": "other"}},
+		} {
+			if _, err := tbl.Insert(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := registryResults(t, rt.Query(ctx))
+		want := registryResults(t, r.On(entityRoute{st}, table).Query(ctx))
+		if !reflect.DeepEqual(got, want) || len(got) != 17 {
+			t.Fatalf("typed lane (%d):\n%s\nentity route (%d):\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+		}
+		q := store.Query{Filter: filter.PK.Eq("o").String()}
+		var gotAll []string
+		r.queryTyped(ctx, tbl.(store.TypedTable), q, func(v any, err error) bool {
+			gotAll = append(gotAll, fmt.Sprintf("%T %+v %v", v, v, err))
+			return true
+		})
+		var wantAll []string
+		for e, err := range store.All(ctx, tbl, q) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := r.Decode(e)
+			wantAll = append(wantAll, fmt.Sprintf("%T %+v %v", v, v, err))
+		}
+		if !reflect.DeepEqual(gotAll, wantAll) || len(gotAll) != 18 {
+			t.Fatalf("without the registry's filter, typed lane:\n%s\nDecode:\n%s", strings.Join(gotAll, "\n"), strings.Join(wantAll, "\n"))
+		}
+	})
+}
+
+// TestRegistryTapeOrders feeds one entity's members to the lane's reader
+// in every position of the discriminator (first, between, last, absent)
+// and with the ETag and Timestamp before it: the value or error is
+// Decode's for the same entity each time.
+func TestRegistryTapeOrders(t *testing.T) {
+	r := rgPropertyRegistry(t)
+	when := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	props := []struct {
+		name string
+		v    any
+	}{
+		{"Blob", []byte{7, 8}}, {"F", 2.25}, {"G", store.GUID{1: 2}}, {"OK", true}, {"When", when},
+		{"Stray", int64(9)}, {"N", int32(3)},
+	}
+	for _, marker := range []any{"b", "a", "zzz", int32(1), nil} {
+		for pos := 0; pos <= len(props); pos++ {
+			e := store.Entity{PartitionKey: "p", RowKey: "r", ETag: `W/"x"`, Timestamp: when, Properties: map[string]any{}}
+			p := &registryPage{r: r}
+			rd := p.next()
+			rd.SetPartitionKey(e.PartitionKey)
+			rd.SetRowKey(e.RowKey)
+			rd.SetETag(e.ETag)
+			rd.SetTimestamp(e.Timestamp)
+			for i := 0; i <= len(props); i++ {
+				if i == pos && marker != nil {
+					e.Properties["Kind"] = marker
+					if err := store.ReadValue(rd, "Kind", marker); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if i < len(props) {
+					e.Properties[props[i].name] = props[i].v
+					if err := store.ReadValue(rd, props[i].name, props[i].v); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			p.flush()
+			want, wantErr := r.Decode(e)
+			got := p.out[0]
+			if fmt.Sprint(got.err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got.v, want) {
+				t.Fatalf("marker %#v at %d: lane %+v, %v; Decode %+v, %v", marker, pos, got.v, got.err, want, wantErr)
+			}
+		}
+	}
+}
