@@ -86,6 +86,14 @@ func updateKind(mode store.UpdateMode) store.ActionKind {
 	return store.ActionUpdateMerge
 }
 
+// upsertKind is the action of an upsert in mode.
+func upsertKind(mode store.UpdateMode) store.ActionKind {
+	if mode == store.Replace {
+		return store.ActionUpsertReplace
+	}
+	return store.ActionUpsertMerge
+}
+
 func (b *Batch[T]) add(kind store.ActionKind, v *T, unconditional bool) error {
 	var (
 		e   store.Entity

@@ -2,8 +2,10 @@ package mapper
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"reflect"
+	"strings"
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
@@ -40,17 +42,26 @@ func (t *RegistryTable) Get(ctx context.Context, pk, rk string) (any, error) {
 
 // Insert inserts v with its discriminator and stores the new ETag in v.
 func (t *RegistryTable) Insert(ctx context.Context, v any) error {
+	if typed, ok := t.table.(store.TypedTable); ok {
+		return t.r.writeTyped(ctx, typed, store.ActionInsert, v, false)
+	}
 	return t.r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) { return t.table.Insert(ctx, e) })
 }
 
 // Upsert inserts v or merges/replaces the stored entity.
 func (t *RegistryTable) Upsert(ctx context.Context, v any, mode store.UpdateMode) error {
+	if typed, ok := t.table.(store.TypedTable); ok {
+		return t.r.writeTyped(ctx, typed, upsertKind(mode), v, false)
+	}
 	return t.r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) { return t.table.Upsert(ctx, e, mode) })
 }
 
 // Update merges or replaces the stored entity if it still has the ETag in
 // v's etag field (ErrNoETag without one), and stores the new ETag in v.
 func (t *RegistryTable) Update(ctx context.Context, v any, mode store.UpdateMode) error {
+	if typed, ok := t.table.(store.TypedTable); ok {
+		return t.r.writeTyped(ctx, typed, updateKind(mode), v, true)
+	}
 	return t.r.writeIfMatch(v, func(e store.Entity, etag store.ETag) (store.ETag, error) {
 		return t.table.Update(ctx, e, mode, etag)
 	})
@@ -59,6 +70,9 @@ func (t *RegistryTable) Update(ctx context.Context, v any, mode store.UpdateMode
 // UpdateUnconditional merges or replaces the stored entity whatever its
 // version.
 func (t *RegistryTable) UpdateUnconditional(ctx context.Context, v any, mode store.UpdateMode) error {
+	if typed, ok := t.table.(store.TypedTable); ok {
+		return t.r.writeTyped(ctx, typed, updateKind(mode), v, false)
+	}
 	return t.r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) {
 		return t.table.Update(ctx, e, mode, store.ETagAny)
 	})
@@ -129,6 +143,41 @@ func (r *Registry) kindsCond() filter.Cond {
 		return filter.Cond{}
 	}
 	return filter.Or(conds...)
+}
+
+// writeTyped is a write of v on the table's typed lane, as a Repository
+// writes: the struct, its discriminator included, is encoded once into
+// the backend's own form (store.TypedTable.Write). conditional sends v's
+// ETag as If-Match (ErrNoETag without one); an unconditional update sends
+// "*". The checks are write's and writeIfMatch's.
+func (r *Registry) writeTyped(ctx context.Context, typed store.TypedTable, kind store.ActionKind, v any, conditional bool) error {
+	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &Error{Type: reflect.TypeOf(v), Msg: "write: want a non-nil pointer to a registered struct"}
+	}
+	k, rv, err := r.typeOf(v)
+	if err != nil {
+		return err
+	}
+	a := store.Action{Kind: kind, Source: source{k.c, rv}}
+	if kind.NeedsIfMatch() {
+		a.IfMatch = store.ETagAny
+		if conditional {
+			if a.IfMatch, err = k.c.ifMatch(rv); err != nil {
+				return err
+			}
+		}
+	}
+	if a.Entity.PartitionKey, a.Entity.RowKey, err = k.c.keysOf(rv); err != nil {
+		return err
+	}
+	if r.prop == "" && !strings.HasPrefix(a.Entity.RowKey, k.kind) {
+		return &Error{Type: k.typ, Msg: fmt.Sprintf("RowKey %s does not start with its kind's prefix %q", quote(a.Entity.RowKey), k.kind)}
+	}
+	etag, err := typed.Write(ctx, a)
+	if err != nil {
+		return err
+	}
+	return k.c.setMeta(rv, etag)
 }
 
 // writeIfMatch is write for a conditional write: the ETag of v.

@@ -186,11 +186,7 @@ func (r *Repository[T]) UpdateUnconditional(ctx context.Context, v *T, mode stor
 // Upsert inserts *v or merges/replaces the existing entity, and stores
 // the new ETag in v.
 func (r *Repository[T]) Upsert(ctx context.Context, v *T, mode store.UpdateMode) error {
-	kind := store.ActionUpsertMerge
-	if mode == store.Replace {
-		kind = store.ActionUpsertReplace
-	}
-	return r.write(ctx, kind, v, false)
+	return r.write(ctx, upsertKind(mode), v, false)
 }
 
 // write applies one insert, update or upsert of *v; conditional makes an
