@@ -20,7 +20,10 @@ var ErrBatchFull = errors.New("batch is full")
 // transaction invalid: a second partition, a 101st action, a RowKey
 // already in the batch, a conditional write without an ETag, an entity
 // the service would refuse, or a body over 4 MiB. Run sends
-// it and stores the new ETags in the values passed by pointer.
+// it and stores the new ETags in the values passed by pointer. Over a
+// store.TypedTable (memstore, azstore) the values are read when Run sends
+// the transaction, straight into its body: a value changed after it was
+// added goes out as it is then, checked again by the backend.
 //
 // A Batch is not safe for concurrent use.
 type Batch[T any] struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -12,7 +13,10 @@ import (
 // registered types in one partition: the guide's way to keep, say, an
 // employee and its department's employee count consistent. It checks each
 // action when it is added, as Batch does, and writes each entity with its
-// discriminator.
+// discriminator. Over a store.TypedTable (memstore, azstore) the values
+// are read when Run sends the transaction, as Batch's are: a value
+// changed after it was added goes out as it is then, checked again by
+// the backend.
 //
 // A MixedBatch is not safe for concurrent use.
 type MixedBatch struct {
@@ -41,11 +45,7 @@ func (b *MixedBatch) UpdateUnconditional(v any, mode store.UpdateMode) error {
 
 // Upsert adds an insert-or-merge or insert-or-replace of v.
 func (b *MixedBatch) Upsert(v any, mode store.UpdateMode) error {
-	k := store.ActionUpsertMerge
-	if mode == store.Replace {
-		k = store.ActionUpsertReplace
-	}
-	return b.add(k, v, false)
+	return b.add(upsertKind(mode), v, false)
 }
 
 // Delete adds a delete of v conditional on its ETag.
@@ -63,15 +63,25 @@ func (b *MixedBatch) add(kind store.ActionKind, v any, unconditional bool) error
 		return err
 	}
 	var e store.Entity
-	if kind == store.ActionDelete {
+	var src store.PropertySource
+	_, typed := b.t.table.(store.TypedTable)
+	switch {
+	case kind == store.ActionDelete:
 		e.PartitionKey, e.RowKey, err = k.c.keysOf(rv)
-	} else {
+	case typed:
+		// Over a typed table the backend writes the struct itself, its
+		// discriminator included (as Batch does).
+		if e.PartitionKey, e.RowKey, err = k.c.keysOf(rv); err == nil && b.r.prop == "" && !strings.HasPrefix(e.RowKey, k.kind) {
+			err = &Error{Type: k.typ, Msg: fmt.Sprintf("RowKey %s does not start with its kind's prefix %q", quote(e.RowKey), k.kind)}
+		}
+		src = source{k.c, rv}
+	default:
 		e, err = b.r.encode(k, rv)
 	}
 	if err != nil {
 		return err
 	}
-	return b.t.add(kind, e, nil, target{k.c, rv}, unconditional)
+	return b.t.add(kind, e, src, target{k.c, rv}, unconditional)
 }
 
 // Run sends the transaction. On success every written value gets its new

@@ -404,3 +404,82 @@ func TestRegistryTypedWritesMatchEntityRoute(t *testing.T) {
 		t.Logf("%d writes with the same outcomes, %d rows stored alike:\n%s", len(errs[0]), len(got), strings.Join(got, "\n"))
 	})
 }
+
+// TestMixedBatchTypedMatchesEntityRoute: a MixedBatch over a typed table
+// stores what it stores over the store.Entity route, sets the same ETags
+// back, and refuses the same actions when they are added and when the
+// service refuses the transaction (its failing index).
+func TestMixedBatchTypedMatchesEntityRoute(t *testing.T) {
+	runShortPages(t, 5, func(t *testing.T, b backendtest.Backend) {
+		ctx := context.Background()
+		st := b.Store
+		typedName, plainName := b.NewTable(t, "MixTyped"), b.NewTable(t, "MixPlain")
+		r := rgPropertyRegistry(t)
+		var outcomes [2][]string
+		for i, tbl := range []store.Table{st.Table(typedName), entityRoute{st}.Table(plainName)} {
+			if _, ok := tbl.(store.TypedTable); ok != (i == 0) {
+				t.Fatalf("route %d: typed lane %v", i, ok)
+			}
+			rec := func(err error) {
+				s := "<nil>"
+				if err != nil {
+					var se *store.Error
+					idx := -2
+					if errors.As(err, &se) {
+						idx = se.Index
+					}
+					s = fmt.Sprintf("code %q index %d no ETag %v full %v", store.Code(err), idx, errors.Is(err, ErrNoETag), errors.Is(err, ErrBatchFull))
+				}
+				outcomes[i] = append(outcomes[i], s)
+			}
+			cur := &rgA2{P: "p", R: "cur", First: "Bo", Last: "Ng", N: 7, Rest: map[string]any{"Aaa": "x"}}
+			bt := r.Batch(tbl)
+			rec(bt.Insert(&rgA1{P: "p", R: "old", Name: "Ann Lee", N: 1}))
+			rec(bt.Insert(cur))
+			rec(bt.Upsert(&rgB{P: "p", R: "b", F: 0.5, OK: true}, store.Replace))
+			rec(bt.Insert(&rgB{P: "q", R: "other"}))           // another partition: refused at add
+			rec(bt.Insert(&rgB{P: "p", R: "b"}))               // the same row twice: refused at add
+			rec(bt.Update(&rgB{P: "p", R: "b2"}, store.Merge)) // no ETag field: refused at add
+			rec(bt.Run(ctx))
+			if cur.ETag == "" {
+				t.Errorf("route %d: no ETag set back", i)
+			}
+			etag := cur.ETag
+			cur.Last = "Ngo"
+			bt = r.Batch(tbl)
+			rec(bt.Update(cur, store.Replace))
+			rec(bt.UpdateUnconditional(&rgA1{P: "p", R: "old", Name: "Ann Q", N: 2}, store.Merge))
+			rec(bt.Delete(&rgB{P: "p", R: "b"})) // no ETag field: refused at add
+			rec(bt.DeleteUnconditional(&rgB{P: "p", R: "b"}))
+			rec(bt.Run(ctx))
+			if cur.ETag == etag {
+				t.Errorf("route %d: the update's ETag was not set back", i)
+			}
+			// A transaction the service refuses at its second action.
+			stale := *cur
+			stale.ETag = etag
+			bt = r.Batch(tbl)
+			rec(bt.Insert(&rgB{P: "p", R: "b3"}))
+			rec(bt.Update(&stale, store.Merge))
+			rec(bt.Run(ctx))
+		}
+		if !reflect.DeepEqual(outcomes[0], outcomes[1]) {
+			t.Fatalf("outcomes differ:\ntyped:\n%s\nentity:\n%s", strings.Join(outcomes[0], "\n"), strings.Join(outcomes[1], "\n"))
+		}
+		stored := func(table string) []string {
+			var out []string
+			for e, err := range store.All(ctx, st.Table(table), store.Query{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, fmt.Sprintf("%s/%s %v", e.PartitionKey, e.RowKey, e.Properties))
+			}
+			return out
+		}
+		got, want := stored(typedName), stored(plainName)
+		if !reflect.DeepEqual(got, want) || len(got) != 2 {
+			t.Fatalf("stored rows differ:\ntyped:\n%s\nentity:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		t.Logf("outcomes:\n%s\nrows:\n%s", strings.Join(outcomes[0], "\n"), strings.Join(got, "\n"))
+	})
+}
