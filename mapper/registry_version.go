@@ -138,7 +138,7 @@ func (t *RegistryTable) Upgrade(ctx context.Context, where ...Cond[any]) (Upgrad
 		}
 		_, err = t.table.Update(ctx, ne, store.Replace, e.ETag)
 		switch {
-		case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+		case errors.Is(err, store.ErrPreconditionFailed), store.EntityNotFound(err):
 			rep.Changed++
 		case err != nil:
 			return rep, err

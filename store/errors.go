@@ -262,6 +262,13 @@ func WithIndex(err error, i int) *Error {
 	return &Error{Code: CodeInternalError, Status: 500, Index: i, Message: "transaction action failed", Err: err}
 }
 
+// EntityNotFound reports an error that says an entity is absent from a
+// table that exists: a 404 other than TableNotFound. The patterns read
+// it as "the row is gone" and a missing table as a failure.
+func EntityNotFound(err error) bool {
+	return errors.Is(err, ErrNotFound) && Code(err) != CodeTableNotFound
+}
+
 // Code returns the error code carried by err, or "" when err is not (and
 // does not wrap) an *Error.
 func Code(err error) string {

@@ -113,3 +113,24 @@ func TestErrorFormatAndUnwrap(t *testing.T) {
 		t.Fatalf("WithIndex of a plain error = %+v", o)
 	}
 }
+
+// TestEntityNotFound: a missing entity is "not found", a missing table,
+// a conflict or no error is not, wrapped or not.
+func TestEntityNotFound(t *testing.T) {
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{&Error{Code: CodeResourceNotFound, Status: 404}, true},
+		{fmt.Errorf("read back: %w", &Error{Code: CodeResourceNotFound, Status: 404, Index: 3}), true},
+		{&Error{Code: CodeTableNotFound, Status: 404}, false},
+		{&Error{Code: CodeEntityAlreadyExists, Status: 409}, false},
+		{fmt.Errorf("plain"), false},
+		{nil, false},
+	}
+	for _, c := range cases {
+		if got := EntityNotFound(c.err); got != c.want {
+			t.Errorf("EntityNotFound(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}

@@ -117,12 +117,8 @@ func (d *Source[S]) runStep(ctx context.Context, op eventual.Operation, st event
 	return d.apply(ctx, r, t, src, op.Version, values)
 }
 
-func notFound(err error) bool {
-	return errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound
-}
-
 func retryable(err error) bool {
-	return errors.Is(err, store.ErrPreconditionFailed) || notFound(err) || errors.Is(err, store.ErrUnknownOutcome)
+	return errors.Is(err, store.ErrPreconditionFailed) || store.EntityNotFound(err) || errors.Is(err, store.ErrUnknownOutcome)
 }
 
 // apply sets (values non-nil) or clears relation r's properties on target
@@ -134,7 +130,7 @@ func (d *Source[S]) apply(ctx context.Context, r *Rel[S], t Target, src Ref, v i
 	tbl := d.st.Table(t.Table)
 	for range maxRounds {
 		cur, err := tbl.Get(ctx, t.PartitionKey, t.RowKey, nil)
-		if notFound(err) {
+		if store.EntityNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -198,7 +194,7 @@ func (d *Source[S]) postcheck(ctx context.Context, r *Rel[S], tbl store.Table, w
 		ver = eventual.VersionOf(&e)
 	}
 	_, err = tbl.Update(ctx, r.merged(written, src, ver, nil), store.Replace, etag)
-	if err == nil || notFound(err) || errors.Is(err, store.ErrPreconditionFailed) {
+	if err == nil || store.EntityNotFound(err) || errors.Is(err, store.ErrPreconditionFailed) {
 		return nil
 	}
 	return err

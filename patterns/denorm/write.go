@@ -125,7 +125,7 @@ func (d *Source[S]) Upsert(ctx context.Context, v *S) error {
 	for range maxRounds {
 		cur, err := d.st.Table(d.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
 		switch {
-		case notFound(err):
+		case store.EntityNotFound(err):
 			last = d.change(ctx, v, &e, nil)
 			if !errors.Is(last, store.ErrAlreadyExists) {
 				return last
@@ -195,7 +195,7 @@ func (d *Source[S]) DeleteKey(ctx context.Context, pk, rk string) error {
 	var last error
 	for range maxRounds {
 		cur, err := d.st.Table(d.name).Get(ctx, pk, rk, nil)
-		if notFound(err) {
+		if store.EntityNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -314,7 +314,7 @@ func (d *Source[S]) readLocal(ctx context.Context, self Ref, local []work[S]) (m
 	out := make(map[int]store.Entity, len(local))
 	for i, w := range local {
 		tc, err := d.st.Table(w.t.Table).Get(ctx, w.t.PartitionKey, w.t.RowKey, nil)
-		if notFound(err) {
+		if store.EntityNotFound(err) {
 			continue
 		}
 		if err != nil {

@@ -2,7 +2,6 @@ package eventual
 
 import (
 	"context"
-	"errors"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -27,7 +26,7 @@ func VersionOf(e *store.Entity) int64 {
 // the store's: the caller says what it was reading.
 func (r Ref) Read(ctx context.Context, st store.Store) (row store.Entity, found bool, err error) {
 	row, err = st.Table(r.Table).Get(ctx, r.PartitionKey, r.RowKey, nil)
-	if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+	if store.EntityNotFound(err) {
 		return store.Entity{}, false, nil
 	}
 	if err != nil {

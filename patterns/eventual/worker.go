@@ -425,7 +425,7 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 				continue // read again: the guard decides
 			}
 			return err
-		case errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+		case store.EntityNotFound(err):
 			if stale, err := e.sourceMovedOn(ctx, op); err != nil || stale {
 				return err
 			}
@@ -459,7 +459,7 @@ func (e *Engine) removeIfOrphan(ctx context.Context, op Operation, tbl store.Tab
 	}
 	err = tbl.Delete(ctx, row.PartitionKey, row.RowKey, row.ETag)
 	switch {
-	case err == nil, errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+	case err == nil, errors.Is(err, store.ErrPreconditionFailed), store.EntityNotFound(err):
 		// Gone, or written since by a newer operation: either way not ours.
 		return nil
 	}
@@ -472,14 +472,14 @@ func (e *Engine) delete(ctx context.Context, op Operation, s Step) error {
 	tbl := e.st.Table(s.Table)
 	if op.Version == 0 {
 		err := tbl.Delete(ctx, s.Entity.PartitionKey, s.Entity.RowKey, store.ETagAny)
-		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+		if store.EntityNotFound(err) {
 			return nil
 		}
 		return err
 	}
 	for range 8 {
 		cur, err := tbl.Get(ctx, s.Entity.PartitionKey, s.Entity.RowKey, nil)
-		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+		if store.EntityNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -489,7 +489,7 @@ func (e *Engine) delete(ctx context.Context, op Operation, s Step) error {
 			return nil
 		}
 		err = tbl.Delete(ctx, s.Entity.PartitionKey, s.Entity.RowKey, cur.ETag)
-		if err == nil || (errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound) {
+		if err == nil || store.EntityNotFound(err) {
 			return nil
 		}
 		if errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrUnknownOutcome) {

@@ -59,7 +59,7 @@ func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
 	for range maxRounds {
 		cur, err := x.table.Get(ctx, e.PartitionKey, e.RowKey, nil)
 		switch {
-		case errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+		case store.EntityNotFound(err):
 			last = x.Insert(ctx, v)
 			if !errors.Is(last, store.ErrAlreadyExists) || isDuplicate(last) {
 				return last
@@ -147,7 +147,7 @@ func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
 	var last error
 	for range maxRounds {
 		cur, err := x.table.Get(ctx, pk, rk, nil)
-		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+		if store.EntityNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -206,7 +206,7 @@ func (x *Table[T]) commit(ctx context.Context, v *T, acts []store.Action) error 
 		}
 		a := acts[i]
 		switch {
-		case a.Kind == store.ActionDelete && errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+		case a.Kind == store.ActionDelete && store.EntityNotFound(err):
 			acts = slices.Delete(slices.Clone(acts), i, i+1)
 			continue
 		case a.Kind == store.ActionInsert && errors.Is(err, store.ErrAlreadyExists):

@@ -2,7 +2,6 @@ package indexentity
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"slices"
 	"sync"
@@ -109,7 +108,7 @@ func (x *Table[T]) fetch(ctx context.Context, page []entry) ([]T, []bool, error)
 			switch {
 			case err == nil:
 				got[i], ok[i] = v, true
-			case errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound:
+			case store.EntityNotFound(err):
 			default:
 				errs[i] = err
 			}

@@ -29,7 +29,7 @@ type lists interface {
 // it was read (or appeared, or went away): read again and retry.
 func conflict(err error) bool {
 	return errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrAlreadyExists) ||
-		(errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound && store.Code(err) != store.CodeContainerNotFound)
+		(store.EntityNotFound(err) && store.Code(err) != store.CodeContainerNotFound)
 }
 
 // retryable reports a write that may be tried again after a fresh read:

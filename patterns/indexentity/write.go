@@ -2,7 +2,6 @@ package indexentity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/tablekit/tablekit/mapper"
@@ -177,7 +176,7 @@ func valueAt(values []string, i int) string {
 // getCur reads the stored entity: nil when it does not exist.
 func getCur(ctx context.Context, tbl store.Table, pk, rk string) (*store.Entity, error) {
 	cur, err := tbl.Get(ctx, pk, rk, nil)
-	if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound {
+	if store.EntityNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -77,7 +77,7 @@ func (s *Store[T]) del(ctx context.Context, pk, rk string, want store.ETag) erro
 		case errors.Is(err, store.ErrUnknownOutcome):
 			e, rerr := s.readBack(ctx, pk, rk, s.selLarge)
 			switch {
-			case entityMissing(rerr):
+			case store.EntityNotFound(rerr):
 				// Deleted: by this request or by another writer, who
 				// removes the same blobs; removing them twice is harmless.
 				s.dropBlobs(ctx, s.refsOf(&cur.entity), nil)
@@ -97,7 +97,7 @@ func (s *Store[T]) del(ctx context.Context, pk, rk string, want store.ETag) erro
 		case errors.Is(err, store.ErrTransient):
 			last = fmt.Errorf("large: delete %s: %w", name, err)
 			continue
-		case want == "" && (errors.Is(err, store.ErrPreconditionFailed) || entityMissing(err)):
+		case want == "" && (errors.Is(err, store.ErrPreconditionFailed) || store.EntityNotFound(err)):
 			last = fmt.Errorf("large: delete %s: %w", name, err)
 			continue
 		}

@@ -128,7 +128,7 @@ func (e *env) blobs(t *testing.T) []string {
 func (e *env) raw(t *testing.T, pk, rk string) (store.Entity, bool) {
 	t.Helper()
 	got, err := e.b.Store.Table(e.table).Get(t.Context(), pk, rk, nil)
-	if entityMissing(err) {
+	if store.EntityNotFound(err) {
 		return got, false
 	}
 	if err != nil {

@@ -175,7 +175,7 @@ func (w *sweeper[T]) flush(ctx context.Context) error {
 	switch {
 	case err == nil:
 		holder = &e
-	case !entityMissing(err):
+	case !store.EntityNotFound(err):
 		return fmt.Errorf("large: sweep: read %s: %w", entityName(s.tableName, w.key.pk, w.key.rk), err)
 	}
 	var orphans []store.BlobProps

@@ -54,17 +54,12 @@ type current struct {
 func (s *Store[T]) current(ctx context.Context, pk, rk string) (current, error) {
 	e, err := s.table.Get(ctx, pk, rk, &store.GetOptions{Select: s.selLarge})
 	if err != nil {
-		if entityMissing(err) {
+		if store.EntityNotFound(err) {
 			return current{}, nil
 		}
 		return current{}, fmt.Errorf("large: read %s: %w", entityName(s.tableName, pk, rk), err)
 	}
 	return current{exists: true, entity: e}, nil
-}
-
-// entityMissing reports an error saying the entity (not its table) is missing.
-func entityMissing(err error) bool {
-	return errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound
 }
 
 // outcome is what became of one try of an entity write.
@@ -192,7 +187,7 @@ func (s *Store[T]) settle(ctx context.Context, f *fresh[T], cause error, insert 
 	name := entityName(s.tableName, pk, rk)
 	e, err := s.readBack(ctx, pk, rk, nil)
 	switch {
-	case entityMissing(err):
+	case store.EntityNotFound(err):
 		return notApplied, "", resolved(fmt.Sprintf("large: write %s", name), cause)
 	case err != nil:
 		f.keep = true // the entity may reference them
@@ -241,7 +236,7 @@ func (s *Store[T]) readBack(ctx context.Context, pk, rk string, sel []string) (e
 	}
 	for range 3 {
 		e, err = s.table.Get(context.WithoutCancel(ctx), pk, rk, opts)
-		if err == nil || entityMissing(err) || !errors.Is(err, store.ErrTransient) {
+		if err == nil || store.EntityNotFound(err) || !errors.Is(err, store.ErrTransient) {
 			break
 		}
 	}

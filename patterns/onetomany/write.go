@@ -124,7 +124,7 @@ func (t *Table[P, C]) write(ctx context.Context, pe store.Entity, head store.Act
 func (t *Table[P, C]) explain(err error, pe store.Entity, ms []member) error {
 	i := store.Index(err)
 	switch {
-	case i == 0 && (errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound):
+	case i == 0 && store.EntityNotFound(err):
 		return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %w: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), errNoParent, err)
 	case i == 0:
 		return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), err)
@@ -204,7 +204,7 @@ func (t *Table[P, C]) deleteOnce(ctx context.Context, pe store.Entity, want stor
 			acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pe.PartitionKey, RowKey: rk}, IfMatch: store.ETagAny})
 		}
 		res, err := t.table.Transact(ctx, acts)
-		if errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound && store.Index(err) >= 0 {
+		if store.EntityNotFound(err) && store.Index(err) >= 0 {
 			// The parent or a child went in between: another writer is
 			// deleting too. Reported as a change, so Delete reads again.
 			return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,

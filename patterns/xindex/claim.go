@@ -43,7 +43,7 @@ func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClai
 	for range maxRounds {
 		cur, err := tbl.Get(ctx, c.at.pk, c.at.rk, nil)
 		switch {
-		case notFound(err):
+		case store.EntityNotFound(err):
 			etag, err := tbl.Insert(ctx, want)
 			if retryable(err) {
 				continue
@@ -150,7 +150,7 @@ func (x *Table[T]) Reap(ctx context.Context, pk, index string) (int, error) {
 		err = tbl.Delete(ctx, c.PartitionKey, c.RowKey, c.ETag)
 		if err == nil {
 			n++
-		} else if !notFound(err) && !retryable(err) {
+		} else if !store.EntityNotFound(err) && !retryable(err) {
 			return n, err
 		}
 	}

@@ -76,16 +76,11 @@ func (x *Table[T]) runStep(ctx context.Context, op eventual.Operation, st eventu
 	return x.put(ctx, s, tbl, st.Entity, src, op.Version)
 }
 
-// notFound reports a missing row (not a missing table).
-func notFound(err error) bool {
-	return errors.Is(err, store.ErrNotFound) && store.Code(err) != store.CodeTableNotFound
-}
-
 // retryable reports a guarded write that lost a race or whose answer was
 // lost: read again and let the guard decide.
 func retryable(err error) bool {
 	return errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrAlreadyExists) ||
-		notFound(err) || errors.Is(err, store.ErrUnknownOutcome)
+		store.EntityNotFound(err) || errors.Is(err, store.ErrUnknownOutcome)
 }
 
 // put writes the copy want of entity src at version v: over nothing (if
@@ -97,7 +92,7 @@ func (x *Table[T]) put(ctx context.Context, s *Spec[T], tbl store.Table, want st
 	for range maxRounds {
 		cur, err := tbl.Get(ctx, want.PartitionKey, want.RowKey, nil)
 		switch {
-		case notFound(err):
+		case store.EntityNotFound(err):
 			if moved, err := x.movedOn(ctx, src, v); err != nil || moved {
 				return err
 			}
@@ -188,7 +183,7 @@ func (x *Table[T]) postcheck(ctx context.Context, s *Spec[T], tbl store.Table, c
 		}
 	}
 	err = tbl.Delete(ctx, c.PartitionKey, c.RowKey, etag)
-	if err == nil || notFound(err) || errors.Is(err, store.ErrPreconditionFailed) {
+	if err == nil || store.EntityNotFound(err) || errors.Is(err, store.ErrPreconditionFailed) {
 		return nil
 	}
 	return err
@@ -199,7 +194,7 @@ func (x *Table[T]) postcheck(ctx context.Context, s *Spec[T], tbl store.Table, c
 func (x *Table[T]) del(ctx context.Context, s *Spec[T], tbl store.Table, pk, rk string, src Ref, v int64) error {
 	for range maxRounds {
 		cur, err := tbl.Get(ctx, pk, rk, nil)
-		if notFound(err) {
+		if store.EntityNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -234,7 +229,7 @@ func (x *Table[T]) del(ctx context.Context, s *Spec[T], tbl store.Table, pk, rk 
 		} else {
 			err = tbl.Delete(ctx, pk, rk, cur.ETag)
 		}
-		if err == nil || notFound(err) {
+		if err == nil || store.EntityNotFound(err) {
 			return nil
 		}
 		if retryable(err) {

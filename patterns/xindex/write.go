@@ -139,7 +139,7 @@ func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
 	for range maxRounds {
 		cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
 		switch {
-		case notFound(err):
+		case store.EntityNotFound(err):
 			last = x.Insert(ctx, v)
 			if !errors.Is(last, store.ErrAlreadyExists) || errors.Is(last, ErrDuplicate) {
 				return last
@@ -148,7 +148,7 @@ func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
 			return err
 		default:
 			last = x.replace(ctx, v, e, cur)
-			if !errors.Is(last, store.ErrPreconditionFailed) && !notFound(last) {
+			if !errors.Is(last, store.ErrPreconditionFailed) && !store.EntityNotFound(last) {
 				return last
 			}
 		}
@@ -197,7 +197,7 @@ func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
 	var last error
 	for range maxRounds {
 		cur, err := x.st.Table(x.name).Get(ctx, pk, rk, nil)
-		if notFound(err) {
+		if store.EntityNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -205,7 +205,7 @@ func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
 		}
 		last = x.remove(ctx, cur)
 		if !errors.Is(last, store.ErrPreconditionFailed) {
-			if notFound(last) {
+			if store.EntityNotFound(last) {
 				return nil
 			}
 			return last
