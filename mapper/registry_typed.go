@@ -168,6 +168,29 @@ func (m *member) replay(r store.EntityReader) error {
 	return fmt.Errorf("mapper: registry: recorded property %q has no type", m.name)
 }
 
+// value returns m's value as Entity.Properties would hold it.
+func (m *member) value() any {
+	switch m.typ {
+	case store.EdmString:
+		return m.s
+	case store.EdmBinary:
+		return m.b
+	case store.EdmBoolean:
+		return m.bool
+	case store.EdmInt32:
+		return int32(m.n)
+	case store.EdmInt64:
+		return m.n
+	case store.EdmDouble:
+		return m.f
+	case store.EdmDateTime:
+		return m.t
+	case store.EdmGuid:
+		return m.g
+	}
+	return nil
+}
+
 func (p *registryPage) SetPartitionKey(pk string) error {
 	p.pk = pk
 	return nil
@@ -203,42 +226,17 @@ func (p *registryPage) SetETag(etag store.ETag) error {
 	return nil
 }
 
-// value returns m's value as Entity.Properties would hold it.
-func (m *member) value() any {
-	switch m.typ {
-	case store.EdmString:
-		return m.s
-	case store.EdmBinary:
-		return m.b
-	case store.EdmBoolean:
-		return m.bool
-	case store.EdmInt32:
-		return int32(m.n)
-	case store.EdmInt64:
-		return m.n
-	case store.EdmDouble:
-		return m.f
-	case store.EdmDateTime:
-		return m.t
-	case store.EdmGuid:
-		return m.g
-	}
-	return nil
-}
-
-// property routes one property: to the kind's reader when the kind is
-// known, to the tape before it; the discriminator names the kind.
-func (p *registryPage) property(name string, m member) error {
-	if p.cur != nil {
-		return m.replay(p.cur)
-	}
+// property takes a property that came before the kind was known: the
+// discriminator names the kind (and the members so far are replayed into
+// its reader); any other is recorded.
+func (p *registryPage) property(m member) error {
 	if p.unknownPrefix {
 		return nil
 	}
-	if name == p.r.prop {
+	if m.name == p.r.prop {
 		p.marker, p.markerSeen = m.value(), true
-		if s, ok := p.marker.(string); ok {
-			if k := p.r.byKind[s]; k != nil {
+		if m.typ == store.EdmString {
+			if k := p.r.byKind[m.s]; k != nil {
 				if err := p.start(k); err != nil {
 					return err
 				}
@@ -246,41 +244,68 @@ func (p *registryPage) property(name string, m member) error {
 			}
 		}
 	}
-	m.name = strings.Clone(name)
+	m.name = strings.Clone(m.name)
 	p.tape = append(p.tape, m)
 	return nil
 }
 
+// The setters hand a property straight to the kind's reader once the kind
+// is known.
+
 func (p *registryPage) SetString(name, v string) error {
-	return p.property(name, member{name: name, typ: store.EdmString, s: v})
+	if p.cur != nil {
+		return p.cur.SetString(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmString, s: v})
 }
 
 func (p *registryPage) SetBinary(name string, v []byte) error {
-	return p.property(name, member{name: name, typ: store.EdmBinary, b: v})
+	if p.cur != nil {
+		return p.cur.SetBinary(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmBinary, b: v})
 }
 
 func (p *registryPage) SetBool(name string, v bool) error {
-	return p.property(name, member{name: name, typ: store.EdmBoolean, bool: v})
+	if p.cur != nil {
+		return p.cur.SetBool(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmBoolean, bool: v})
 }
 
 func (p *registryPage) SetInt32(name string, v int32) error {
-	return p.property(name, member{name: name, typ: store.EdmInt32, n: int64(v)})
+	if p.cur != nil {
+		return p.cur.SetInt32(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmInt32, n: int64(v)})
 }
 
 func (p *registryPage) SetInt64(name string, v int64) error {
-	return p.property(name, member{name: name, typ: store.EdmInt64, n: v})
+	if p.cur != nil {
+		return p.cur.SetInt64(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmInt64, n: v})
 }
 
 func (p *registryPage) SetDouble(name string, v float64) error {
-	return p.property(name, member{name: name, typ: store.EdmDouble, f: v})
+	if p.cur != nil {
+		return p.cur.SetDouble(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmDouble, f: v})
 }
 
 func (p *registryPage) SetTime(name string, v time.Time) error {
-	return p.property(name, member{name: name, typ: store.EdmDateTime, t: v})
+	if p.cur != nil {
+		return p.cur.SetTime(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmDateTime, t: v})
 }
 
 func (p *registryPage) SetGUID(name string, v store.GUID) error {
-	return p.property(name, member{name: name, typ: store.EdmGuid, g: v})
+	if p.cur != nil {
+		return p.cur.SetGUID(name, v)
+	}
+	return p.property(member{name: name, typ: store.EdmGuid, g: v})
 }
 
 // queryTyped reads the pages of q into values of the registered types.
