@@ -81,49 +81,24 @@ type Transport struct {
 }
 
 func (t Transport) Do(req *http.Request) (*http.Response, error) {
-	if h, ok := t.Next.(*h1.Transport); ok {
-		return t.doH1(h, req)
-	}
-	copied := false
-	if a := attemptOf(req.Context()); a != nil {
-		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.connected.Store(true) }}
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
-		copied = true
-	}
-	if b, _ := req.Context().Value(bodyKey{}).(*Body); b != nil && req.Body != nil && req.ContentLength == int64(len(b.Data)) {
-		// The same bytes, as a reader net/http knows to be in memory: it
-		// then writes the headers and a small body in one system call
-		// instead of two (it flushes the headers first for any other
-		// reader, such as the SDK's rewindable wrapper).
-		if !copied {
-			req = req.WithContext(req.Context())
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b.Data))
-	}
-	resp, err := t.Next.Do(req)
-	if a := attemptOf(req.Context()); a != nil {
-		if (err != nil && a.connected.Load()) || (resp != nil && store.AmbiguousStatus(resp.StatusCode)) {
-			a.ambiguous.Store(true)
-		}
-	}
-	if err != nil {
-		return resp, redactErr(err)
-	}
-	return resp, nil
-}
-
-// doH1 is Do on the default transport, which takes the attempt's hook and
-// the in-memory body as they are (no copy of the request).
-func (t Transport) doH1(h *h1.Transport, req *http.Request) (*http.Response, error) {
-	var x h1.Extra
 	a := attemptOf(req.Context())
-	if a != nil {
-		x.GotConn = a.gotConn
-	}
+	var body []byte
 	if b, _ := req.Context().Value(bodyKey{}).(*Body); b != nil && req.Body != nil && req.ContentLength == int64(len(b.Data)) {
-		x.Body = b.Data
+		body = b.Data
 	}
-	resp, err := h.DoWith(req, x)
+	var resp *http.Response
+	var err error
+	if h, ok := t.Next.(*h1.Transport); ok {
+		// The default transport takes the hook and the in-memory body as
+		// they are, without a copy of the request.
+		x := h1.Extra{Body: body}
+		if a != nil {
+			x.GotConn = a.gotConn
+		}
+		resp, err = h.DoWith(req, x)
+	} else {
+		resp, err = t.Next.Do(withHooks(req, a, body))
+	}
 	if a != nil && ((err != nil && a.connected.Load()) || (resp != nil && store.AmbiguousStatus(resp.StatusCode))) {
 		a.ambiguous.Store(true)
 	}
@@ -131,6 +106,26 @@ func (t Transport) doH1(h *h1.Transport, req *http.Request) (*http.Response, err
 		return resp, redactErr(err)
 	}
 	return resp, nil
+}
+
+// withHooks is req for any other transport: a ClientTrace reports the
+// connection to a, and an in-memory body goes as a reader net/http knows
+// to be in memory (it then writes the headers and a small body in one
+// system call instead of two; it flushes the headers first for any other
+// reader, such as the SDK's rewindable wrapper).
+func withHooks(req *http.Request, a *attempt, body []byte) *http.Request {
+	if a == nil && body == nil {
+		return req
+	}
+	ctx := req.Context()
+	if a != nil {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.gotConn() }})
+	}
+	req = req.WithContext(ctx)
+	if body != nil {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return req
 }
 
 // gotConn records that a request of the call got a connection.
