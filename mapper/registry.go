@@ -183,10 +183,16 @@ func (r *Registry) encode(k *kindType, rv reflect.Value) (store.Entity, error) {
 	}
 	if r.prop != "" {
 		e.Properties[r.prop] = k.kind
-	} else if !strings.HasPrefix(e.RowKey, k.kind) {
-		return e, &Error{Type: k.typ, Msg: fmt.Sprintf("RowKey %s does not start with its kind's prefix %q", quote(e.RowKey), k.kind)}
 	}
-	return e, nil
+	return e, r.checkPrefix(k, e.RowKey)
+}
+
+// checkPrefix refuses, in a prefix registry, a RowKey outside k's prefix.
+func (r *Registry) checkPrefix(k *kindType, rk string) error {
+	if r.prop == "" && !strings.HasPrefix(rk, k.kind) {
+		return &Error{Type: k.typ, Msg: fmt.Sprintf("RowKey %s does not start with its kind's prefix %q", quote(rk), k.kind)}
+	}
+	return nil
 }
 
 // kindOf tells the kind of e.

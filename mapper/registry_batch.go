@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -71,8 +70,8 @@ func (b *MixedBatch) add(kind store.ActionKind, v any, unconditional bool) error
 	case typed:
 		// Over a typed table the backend writes the struct itself, its
 		// discriminator included (as Batch does).
-		if e.PartitionKey, e.RowKey, err = k.c.keysOf(rv); err == nil && b.r.prop == "" && !strings.HasPrefix(e.RowKey, k.kind) {
-			err = &Error{Type: k.typ, Msg: fmt.Sprintf("RowKey %s does not start with its kind's prefix %q", quote(e.RowKey), k.kind)}
+		if e.PartitionKey, e.RowKey, err = k.c.keysOf(rv); err == nil {
+			err = b.r.checkPrefix(k, e.RowKey)
 		}
 		src = source{k.c, rv}
 	default:

@@ -2,10 +2,8 @@ package mapper
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"reflect"
-	"strings"
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
@@ -170,8 +168,8 @@ func (r *Registry) writeTyped(ctx context.Context, typed store.TypedTable, kind 
 	if a.Entity.PartitionKey, a.Entity.RowKey, err = k.c.keysOf(rv); err != nil {
 		return err
 	}
-	if r.prop == "" && !strings.HasPrefix(a.Entity.RowKey, k.kind) {
-		return &Error{Type: k.typ, Msg: fmt.Sprintf("RowKey %s does not start with its kind's prefix %q", quote(a.Entity.RowKey), k.kind)}
+	if err := r.checkPrefix(k, a.Entity.RowKey); err != nil {
+		return err
 	}
 	etag, err := typed.Write(ctx, a)
 	if err != nil {
