@@ -147,6 +147,15 @@ func (r *Registry) agrees(t reflect.Type, c *codec, kind string) error {
 
 // typeOf returns the registration of v's type (v a registered struct or
 // a pointer to one).
+// writeTarget is typeOf for a write, whose value must be a non-nil
+// pointer (its ETag is stored back); op names the write in the error.
+func (r *Registry) writeTarget(op string, v any) (*kindType, reflect.Value, error) {
+	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return nil, reflect.Value{}, &Error{Type: reflect.TypeOf(v), Msg: op + ": want a non-nil pointer to a registered struct"}
+	}
+	return r.typeOf(v)
+}
+
 func (r *Registry) typeOf(v any) (*kindType, reflect.Value, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
@@ -300,10 +309,7 @@ func (r *Registry) Upsert(ctx context.Context, tbl store.Table, v any, mode stor
 }
 
 func (r *Registry) write(v any, do func(store.Entity, store.ETag) (store.ETag, error)) error {
-	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &Error{Type: reflect.TypeOf(v), Msg: "write: want a non-nil pointer to a registered struct"}
-	}
-	k, rv, err := r.typeOf(v)
+	k, rv, err := r.writeTarget("write", v)
 	if err != nil {
 		return err
 	}

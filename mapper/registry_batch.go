@@ -2,8 +2,6 @@ package mapper
 
 import (
 	"context"
-	"fmt"
-	"reflect"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -54,10 +52,7 @@ func (b *MixedBatch) Delete(v any) error { return b.add(store.ActionDelete, v, f
 func (b *MixedBatch) DeleteUnconditional(v any) error { return b.add(store.ActionDelete, v, true) }
 
 func (b *MixedBatch) add(kind store.ActionKind, v any, unconditional bool) error {
-	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &Error{Type: reflect.TypeOf(v), Msg: fmt.Sprintf("%s: want a non-nil pointer to a registered struct", kind)}
-	}
-	k, rv, err := b.r.typeOf(v)
+	k, rv, err := b.r.writeTarget(kind.String(), v)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package mapper
 import (
 	"context"
 	"iter"
-	"reflect"
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
@@ -149,10 +148,7 @@ func (r *Registry) kindsCond() filter.Cond {
 // ETag as If-Match (ErrNoETag without one); an unconditional update sends
 // "*". The checks are write's and writeIfMatch's.
 func (r *Registry) writeTyped(ctx context.Context, typed store.TypedTable, kind store.ActionKind, v any, conditional bool) error {
-	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &Error{Type: reflect.TypeOf(v), Msg: "write: want a non-nil pointer to a registered struct"}
-	}
-	k, rv, err := r.typeOf(v)
+	k, rv, err := r.writeTarget("write", v)
 	if err != nil {
 		return err
 	}
@@ -180,10 +176,7 @@ func (r *Registry) writeTyped(ctx context.Context, typed store.TypedTable, kind 
 
 // writeIfMatch is write for a conditional write: the ETag of v.
 func (r *Registry) writeIfMatch(v any, do func(store.Entity, store.ETag) (store.ETag, error)) error {
-	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &Error{Type: reflect.TypeOf(v), Msg: "write: want a non-nil pointer to a registered struct"}
-	}
-	k, rv, err := r.typeOf(v)
+	k, rv, err := r.writeTarget("write", v)
 	if err != nil {
 		return err
 	}
