@@ -337,3 +337,68 @@ func TestContinuationTokenRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestInsertAsksForNoEcho checks the request an insert sends (its own
+// body as JSON, Prefer: return-no-content, no $format) and that the
+// service's answer comes back whole through the stand-in aztables sees:
+// the ETag of a 204, and the code, status and message of a refusal.
+func TestInsertAsksForNoEcho(t *testing.T) {
+	type seen struct{ prefer, ctype, query string }
+	var mu sync.Mutex
+	var got []seen
+	f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) {
+		mu.Lock()
+		got = append(got, seen{r.Header.Get("Prefer"), r.Header.Get("Content-Type"), r.URL.RawQuery})
+		mu.Unlock()
+		if n == 1 {
+			odataError(w, http.StatusConflict, store.CodeEntityAlreadyExists, "The specified entity already exists.")
+			return
+		}
+		w.Header().Set("ETag", `W/"datetime'2024-01-01T00%3A00%3A00Z'"`)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	tbl := f.sharedKeyStore(t).Table("tbl")
+	etag, err := tbl.Insert(context.Background(), entity("p", "r"))
+	if err != nil || etag != `W/"datetime'2024-01-01T00%3A00%3A00Z'"` {
+		t.Fatalf("Insert = %q, %v; want the answer's ETag", etag, err)
+	}
+	_, err = tbl.Insert(context.Background(), entity("p", "r"))
+	var se *store.Error
+	if !errors.Is(err, store.ErrAlreadyExists) || !errors.As(err, &se) || se.Code != store.CodeEntityAlreadyExists || se.Status != http.StatusConflict || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("second Insert: %v; want the service's EntityAlreadyExists (409)", err)
+	}
+	if errors.Is(err, store.ErrUnknownOutcome) {
+		t.Fatalf("a refusal reported as an unknown outcome: %v", err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d requests reached the service, want 2", len(got))
+	}
+	for i, s := range got {
+		if s.prefer != "return-no-content" || s.ctype != "application/json" || strings.Contains(s.query, "format") {
+			t.Errorf("request %d: Prefer %q, Content-Type %q, query %q; want return-no-content, application/json and no $format", i, s.prefer, s.ctype, s.query)
+		}
+	}
+}
+
+// TestRawCallOutcome checks the error an insert reports when aztables'
+// own error (from the null stand-in) says nothing: the pipeline's error,
+// the service's answer, or a wrapped aztables error when nothing was sent.
+func TestRawCallOutcome(t *testing.T) {
+	stubErr := errors.New("aztables: entity must have a PartitionKey and RowKey")
+	if err := (&rawCall{}).outcome(nil); err != nil {
+		t.Errorf("success reported as %v", err)
+	}
+	if err := (&rawCall{}).outcome(stubErr); !errors.Is(err, stubErr) || !strings.Contains(err.Error(), "did not send") {
+		t.Errorf("unsent call: %v; want aztables' error, saying nothing was sent", err)
+	}
+	pipeErr := errors.New("connection reset")
+	if err := (&rawCall{sent: true, err: pipeErr}).outcome(stubErr); err != pipeErr {
+		t.Errorf("pipeline error: got %v, want %v", err, pipeErr)
+	}
+	resp := &http.Response{StatusCode: http.StatusConflict, Header: http.Header{"X-Ms-Error-Code": {"EntityAlreadyExists"}},
+		Body: io.NopCloser(strings.NewReader(`{"odata.error":{"code":"EntityAlreadyExists"}}`)), Request: httptest.NewRequest(http.MethodPost, "http://127.0.0.1/tbl", nil)}
+	var re *azcore.ResponseError
+	if err := (&rawCall{sent: true, resp: resp}).outcome(stubErr); !errors.As(err, &re) || re.StatusCode != http.StatusConflict || re.ErrorCode != "EntityAlreadyExists" {
+		t.Errorf("error answer: %v; want the service's 409 EntityAlreadyExists", err)
+	}
+}

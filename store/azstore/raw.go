@@ -3,6 +3,7 @@ package azstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -40,8 +41,16 @@ type rawCall struct {
 	// decodes instead of the service's.
 	stubStatus int
 	stubBody   string
+	// prefer, when set, is sent as the Prefer header (an insert asks for
+	// no echo of the entity).
+	prefer string
 	// resp is the service's last answer, its body read.
 	resp *http.Response
+	// sent records that the request reached the pipeline, and err the
+	// pipeline's error (after its retries), for a call whose aztables
+	// error says nothing (see insertStub).
+	sent bool
+	err  error
 }
 
 const ctxRawCall ctxKey = 100
@@ -80,8 +89,13 @@ func (p tablePolicy) raw(req *policy.Request, rc *rawCall) (*http.Response, erro
 			return nil, err
 		}
 	}
+	if rc.prefer != "" {
+		raw.Header["Prefer"] = []string{rc.prefer}
+	}
+	rc.sent = true
 	resp, err := req.Next()
 	if err != nil {
+		rc.err = err
 		return resp, err
 	}
 	rc.resp = resp
@@ -96,6 +110,25 @@ func (p tablePolicy) raw(req *policy.Request, rc *rawCall) (*http.Response, erro
 	stub.Body = io.NopCloser(strings.NewReader(rc.stubBody))
 	stub.ContentLength = int64(len(rc.stubBody))
 	return &stub, nil
+}
+
+// outcome returns the error of a call whose stand-in tells aztables
+// nothing about the entity (insertStub), so that aztables replaces any
+// error with its own "no PartitionKey or RowKey" one: the pipeline's
+// error, or the error answer the service gave, as aztables would have
+// built it. err is aztables' error; nil means success.
+func (rc *rawCall) outcome(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case !rc.sent:
+		return fmt.Errorf("azstore: aztables did not send the request: %w", err)
+	case rc.err != nil:
+		return rc.err
+	case rc.resp != nil && rc.resp.StatusCode >= 300:
+		return runtime.NewResponseError(rc.resp)
+	}
+	return err
 }
 
 // payload returns the body of the kept answer.

@@ -142,7 +142,8 @@ func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.Ge
 // getBody reads one entity and returns the service's bytes and ETag
 // header, which aztables never decodes (see raw.go).
 func (h *tableHandle) getBody(ctx context.Context, pk, rk string) ([]byte, string, error) {
-	rc := &rawCall{stubStatus: http.StatusOK, stubBody: "{}"}
+	// An empty stand-in answer: aztables decodes no map for it.
+	rc := &rawCall{stubStatus: http.StatusOK}
 	kctx, kpk := keyCtx(ctx, pk)
 	kctx = withRawCall(kctx, rc)
 	get := func() error {
@@ -356,10 +357,12 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 	switch a.Kind {
 	case store.ActionInsert:
 		op = "insert into"
+		rc.contentType, rc.prefer = "application/json", "return-no-content"
 		sctx := h.s.once(withRawCall(ctx, rc))
 		send = func() error {
-			_, err := h.cl().AddEntity(sctx, insertStub, &aztables.AddEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
-			return err
+			rc.resp, rc.sent, rc.err = nil, false, nil
+			_, err := h.cl().AddEntity(sctx, insertStub, nil)
+			return rc.outcome(err)
 		}
 	case store.ActionUpdateMerge, store.ActionUpdateReplace:
 		op = "update"
@@ -408,10 +411,13 @@ func encode(e *store.Entity) ([]byte, error) {
 // written as escapes (see tablePolicy).
 const asciiThreshold = 64 * 1024
 
-// insertStub is the stand-in of an insert: aztables posts to the table's
-// URL and only checks that the entity names both keys (when it explains
-// an error), so their values do not matter.
-var insertStub = []byte(`{"PartitionKey":"","RowKey":""}`)
+// insertStub is the stand-in of an insert. aztables posts to the table's
+// URL, so the entity's keys do not matter, and JSON null is the stand-in
+// it decodes and encodes for nothing (a nil map: no request body, which
+// the policy then sets). Its only use of the entity is to replace an
+// error with "PartitionKey or RowKey missing" when the entity lacks them,
+// which null does: rawCall.outcome gives back the real error.
+var insertStub = []byte(`null`)
 
 // keyedStub is the stand-in (see raw.go) of a write addressed by key in the URL: the
 // keys alone, with the placeholder for an empty PartitionKey, which
