@@ -402,3 +402,23 @@ func TestRawCallOutcome(t *testing.T) {
 		t.Errorf("error answer: %v; want the service's 409 EntityAlreadyExists", err)
 	}
 }
+
+// TestGetAsksForTypesByAccept checks that a point read asks for minimal
+// metadata (the type annotations) in its Accept header alone, with no
+// $format, and reads the typed answer.
+func TestGetAsksForTypesByAccept(t *testing.T) {
+	var accept, query string
+	f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) {
+		accept, query = r.Header.Get("Accept"), r.URL.RawQuery
+		w.Header().Set("ETag", `W/"datetime'2024-01-01T00%3A00%3A00Z'"`)
+		w.Header().Set("Content-Type", "application/json;odata=minimalmetadata")
+		fmt.Fprint(w, `{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int64","A":"1"}`)
+	})
+	e, err := f.sharedKeyStore(t).Table("tbl").Get(context.Background(), "p", "r", nil)
+	if err != nil || e.Properties["A"] != int64(1) {
+		t.Fatalf("Get = %+v, %v; want A as the Int64 1", e, err)
+	}
+	if accept != "application/json;odata=minimalmetadata" || query != "" {
+		t.Errorf("Accept %q, query %q; want application/json;odata=minimalmetadata and no query", accept, query)
+	}
+}

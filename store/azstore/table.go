@@ -148,7 +148,9 @@ func (h *tableHandle) getBody(ctx context.Context, pk, rk string) ([]byte, strin
 	kctx = withRawCall(kctx, rc)
 	get := func() error {
 		rc.resp = nil
-		_, err := h.cl().GetEntity(kctx, kpk, rk, &aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)})
+		// aztables asks for minimal metadata in the Accept header, so the
+		// answer carries the type annotations without a $format.
+		_, err := h.cl().GetEntity(kctx, kpk, rk, nil)
 		return err
 	}
 	err := get()
