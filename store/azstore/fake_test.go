@@ -403,22 +403,39 @@ func TestRawCallOutcome(t *testing.T) {
 	}
 }
 
-// TestGetAsksForTypesByAccept checks that a point read asks for minimal
-// metadata (the type annotations) in its Accept header alone, with no
-// $format, and reads the typed answer.
-func TestGetAsksForTypesByAccept(t *testing.T) {
-	var accept, query string
+// TestReadsAskForTypesByAccept checks that a point read and a query ask
+// for minimal metadata (the type annotations) in their Accept header
+// alone, with no $format, and read the typed answer.
+func TestReadsAskForTypesByAccept(t *testing.T) {
+	var mu sync.Mutex
+	var accepts, queries []string
 	f := newFake(t, false, func(w http.ResponseWriter, r *http.Request, n int) {
-		accept, query = r.Header.Get("Accept"), r.URL.RawQuery
-		w.Header().Set("ETag", `W/"datetime'2024-01-01T00%3A00%3A00Z'"`)
+		mu.Lock()
+		accepts, queries = append(accepts, r.Header.Get("Accept")), append(queries, r.URL.RawQuery)
+		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json;odata=minimalmetadata")
-		fmt.Fprint(w, `{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int64","A":"1"}`)
+		if n == 0 {
+			w.Header().Set("ETag", `W/"datetime'2024-01-01T00%3A00%3A00Z'"`)
+			fmt.Fprint(w, `{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int64","A":"1"}`)
+			return
+		}
+		fmt.Fprint(w, `{"value":[{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int64","A":"2"}]}`)
 	})
-	e, err := f.sharedKeyStore(t).Table("tbl").Get(context.Background(), "p", "r", nil)
+	tbl := f.sharedKeyStore(t).Table("tbl")
+	e, err := tbl.Get(context.Background(), "p", "r", nil)
 	if err != nil || e.Properties["A"] != int64(1) {
 		t.Fatalf("Get = %+v, %v; want A as the Int64 1", e, err)
 	}
-	if accept != "application/json;odata=minimalmetadata" || query != "" {
-		t.Errorf("Accept %q, query %q; want application/json;odata=minimalmetadata and no query", accept, query)
+	page, err := tbl.Query(context.Background(), store.Query{Filter: "PartitionKey eq 'p'"})
+	if err != nil || len(page.Entities) != 1 || page.Entities[0].Properties["A"] != int64(2) {
+		t.Fatalf("Query = %+v, %v; want one entity with A as the Int64 2", page, err)
+	}
+	for i := range accepts {
+		if accepts[i] != "application/json;odata=minimalmetadata" || strings.Contains(queries[i], "format") {
+			t.Errorf("request %d: Accept %q, query %q; want application/json;odata=minimalmetadata and no $format", i, accepts[i], queries[i])
+		}
+	}
+	if len(accepts) != 2 {
+		t.Errorf("%d requests, want 2", len(accepts))
 	}
 }

@@ -94,7 +94,9 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) (*filter.Filter, 
 	if err != nil {
 		return nil, nil, "", err
 	}
-	opts := &aztables.ListEntitiesOptions{Format: to.Ptr(aztables.MetadataFormatMinimal)}
+	// Minimal metadata (the type annotations) is asked for by the Accept
+	// header aztables sends; no $format.
+	opts := &aztables.ListEntitiesOptions{}
 	if q.Continuation != "" {
 		npk, nrk, err := decodeEntityToken(q.Continuation, store.TokenScope(h.name, q.Filter))
 		if err != nil {
