@@ -122,7 +122,7 @@ func BenchmarkE2EInsert(b *testing.B) {
 	repo, c := e2eClients(b, "e2eins")
 	floor := newFloorClient(b, repo.Table().Name())
 	ctx := b.Context()
-	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond, CollectGarbage: true},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 25, Slice: 150 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
 			v := e2eValue("a", i)
 			body, err := json.Marshal(edmOf(&v))
@@ -184,7 +184,7 @@ func BenchmarkE2EGet(b *testing.B) {
 		}
 	}
 	key := func(i int) (string, string) { v := e2eValue("g", i%n); return v.Dept, v.ID }
-	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 150 * time.Millisecond, CollectGarbage: true},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 25, Slice: 150 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "aztables+EDMEntity", Op: func(i int) error {
 			pk, rk := key(i)
 			resp, err := c.GetEntity(ctx, pk, rk, nil)
