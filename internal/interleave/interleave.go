@@ -40,6 +40,10 @@ type Case struct {
 	// (a bulk write of 5,000 entities: 5000), so the report gives the cost
 	// per operation. 0 means 1.
 	Ops int
+	// Prepare, when set, readies operation number i (a fresh table for
+	// it) and runs before the slice that calls Op(i), outside its clocks,
+	// for each operation of the slice.
+	Prepare func(i int) error
 }
 
 // Config tunes Measure. The zero value gives the defaults.
@@ -145,6 +149,13 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 		}
 		for _, i := range order {
 			c := &all[i]
+			if c.Prepare != nil {
+				for k := range calls[i] {
+					if err := c.Prepare(next[i] + k); err != nil {
+						return Report{}, fmt.Errorf("interleave: %s: prepare: %w", c.Name, err)
+					}
+				}
+			}
 			var m0, m1 runtime.MemStats
 			if cfg.CollectGarbage {
 				runtime.GC()
@@ -199,14 +210,22 @@ func Measure(cfg Config, base Case, cases ...Case) (Report, error) {
 func calibrate(c *Case, next *int, warmup, slice time.Duration, now func() time.Time) (int, error) {
 	calls := 0
 	t0 := now()
-	for calls == 0 || now().Sub(t0) < warmup {
+	var prepared time.Duration // not counted as the case's time
+	for calls == 0 || now().Sub(t0)-prepared < warmup {
+		if c.Prepare != nil {
+			p0 := now()
+			if err := c.Prepare(*next); err != nil {
+				return 0, fmt.Errorf("interleave: %s: prepare: %w", c.Name, err)
+			}
+			prepared += now().Sub(p0)
+		}
 		if err := c.Op(*next); err != nil {
 			return 0, fmt.Errorf("interleave: %s: %w", c.Name, err)
 		}
 		*next++
 		calls++
 	}
-	per := now().Sub(t0) / time.Duration(calls)
+	per := (now().Sub(t0) - prepared) / time.Duration(calls)
 	if per <= 0 {
 		per = 1
 	}

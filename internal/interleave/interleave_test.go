@@ -126,3 +126,43 @@ func TestMeasureStopsOnError(t *testing.T) {
 		t.Fatal("a case without Op was accepted")
 	}
 }
+
+// TestMeasurePreparesOutsideTheClock: Prepare readies every operation
+// before the slice that runs it, and its time is neither measured nor
+// counted when the calls of a slice are calibrated.
+func TestMeasurePreparesOutsideTheClock(t *testing.T) {
+	clk := &fakeClock{wall: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	prepared := map[int]bool{}
+	var unprepared []int
+	base := Case{Name: "base", Op: func(int) error { clk.work(time.Millisecond, time.Millisecond); return nil }}
+	fresh := Case{Name: "fresh",
+		Prepare: func(i int) error {
+			prepared[i] = true
+			clk.work(50*time.Millisecond, 50*time.Millisecond)
+			return nil
+		},
+		Op: func(i int) error {
+			if !prepared[i] {
+				unprepared = append(unprepared, i)
+			}
+			clk.work(2*time.Millisecond, 2*time.Millisecond)
+			return nil
+		}}
+	cfg := Config{Rounds: 3, Slice: 10 * time.Millisecond,
+		now: func() time.Time { return clk.wall }, cpu: func() time.Duration { return clk.cpu }}
+	rep, err := Measure(cfg, base, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := rep.Row("fresh")
+	if f.WallRatio.Median != 2 || f.CPURatio.Median != 2 || f.Calls != 5 {
+		t.Errorf("fresh: wall ratio %.4f, CPU ratio %.4f, %d calls per slice; want 2, 2 and 5 (Prepare's time left out)", f.WallRatio.Median, f.CPURatio.Median, f.Calls)
+	}
+	if len(unprepared) > 0 {
+		t.Errorf("operations %v ran without Prepare", unprepared)
+	}
+	failing := Case{Name: "failing", Prepare: func(int) error { return errors.New("no table") }, Op: func(int) error { return nil }}
+	if _, err := Measure(cfg, base, failing); err == nil || !strings.Contains(err.Error(), "prepare: no table") {
+		t.Errorf("a failing Prepare gave %v, want its error", err)
+	}
+}
