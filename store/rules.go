@@ -93,6 +93,14 @@ func ValidateTableName(name string) error {
 // keyRuleCode is the code for a forbidden character in a key: the service
 // answers OutOfRangeInput for a single operation and InvalidInput inside a batch.
 func validateKey(which, v string, inBatch bool) error {
+	if keyASCIIOK(v) {
+		return nil
+	}
+	return checkKey(which, v, inBatch)
+}
+
+// checkKey is validateKey's full check, which names what is wrong.
+func checkKey(which, v string, inBatch bool) error {
 	if !utf8.ValidString(v) {
 		return invalid("%s %s is not valid UTF-8", which, quoteTrunc(v))
 	}
@@ -113,6 +121,22 @@ func validateKey(which, v string, inBatch bool) error {
 		}
 	}
 	return nil
+}
+
+// keyASCIIOK reports, in one pass, that v is a valid key made of ASCII
+// alone (one UTF-16 unit a byte). false sends validateKey down its full
+// checks, which also say what is wrong.
+func keyASCIIOK(v string) bool {
+	if len(v) > MaxKeyUnits {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c <= 0x1F || c >= 0x7F, c == '/', c == '\\', c == '#', c == '?':
+			return false
+		}
+	}
+	return true
 }
 
 // ValidateKeys checks a PartitionKey and a RowKey: at most 1,024 UTF-16
