@@ -58,18 +58,21 @@ func memberName(tok []byte, escaped bool) ([]byte, error) {
 // odata.* metadata members are consumed silently. An error from fn stops
 // the scan and is returned as is.
 //
-// Scan allocates nothing for an entity of up to 16 annotated properties
-// with unescaped names: a caller that converts values with the Property
-// accessors pays only for the values it keeps.
+// Scan reads the object's bytes once and allocates nothing for an entity
+// of up to 16 annotated properties and 32 values with unescaped names: a
+// caller that converts values with the Property accessors pays only for
+// the values it keeps.
 func Scan(data []byte, fn func(p Property) error) error {
 	s := scanner{data: data}
 	if err := s.expect('{'); err != nil {
 		return err
 	}
-	start := s.pos - 1
 	var annBuf [16]annot
 	anns := annBuf[:0]
-	// Pass 1: collect annotations, and check the object's structure.
+	var memBuf [32]member
+	members := memBuf[:0]
+	// One scan: check the object's structure, collect the annotations and
+	// note where each member is.
 	if s.peek() != '}' {
 		for {
 			tok, esc, err := s.stringToken()
@@ -79,7 +82,12 @@ func Scan(data []byte, fn func(p Property) error) error {
 			if err := s.expect(':'); err != nil {
 				return err
 			}
-			raw, err := s.valueToken()
+			m := member{tok: tok, esc: esc}
+			if s.peek() == '"' {
+				m.raw, m.rawEsc, err = s.stringToken()
+			} else {
+				m.raw, err = s.valueToken()
+			}
 			if err != nil {
 				return err
 			}
@@ -88,14 +96,16 @@ func Scan(data []byte, fn func(p Property) error) error {
 				if err != nil {
 					return s.errf(err.Error())
 				}
-				if len(raw) < 2 || raw[0] != '"' {
+				if len(m.raw) < 2 || m.raw[0] != '"' {
 					return fmt.Errorf("wire: annotation %q is not a string", name)
 				}
-				typ, ok := edmType(raw[1 : len(raw)-1])
+				typ, ok := edmType(m.raw[1 : len(m.raw)-1])
 				if !ok {
-					return fmt.Errorf("wire: property %q has unsupported type %s", name[:len(name)-len(annotationSuffix)], raw)
+					return fmt.Errorf("wire: property %q has unsupported type %s", name[:len(name)-len(annotationSuffix)], m.raw)
 				}
 				anns = append(anns, annot{name: name[:len(name)-len(annotationSuffix)], typ: typ})
+			} else if m.raw[0] != 'n' {
+				members = append(members, m)
 			}
 			c := s.peek()
 			if c == '}' {
@@ -113,55 +123,51 @@ func Scan(data []byte, fn func(p Property) error) error {
 	if err := s.end(); err != nil {
 		return err
 	}
-	// Pass 2: deliver values. The service writes each annotation just
-	// before its value, so the next unused annotation is tried first.
-	s = scanner{data: data[:s.pos], pos: start + 1}
+	// Deliver the values in wire order. The service writes each annotation
+	// just before its value, so the next unused annotation is tried first.
 	next := 0
-	if s.peek() == '}' {
-		return nil
-	}
-	for {
-		tok, esc, _ := s.stringToken()
-		_ = s.expect(':')
-		raw, _ := s.valueToken()
-		isString := raw[0] == '"'
-		rawEsc := isString && bytes.IndexByte(raw, '\\') >= 0
-		name, err := memberName(tok, esc)
+	for i := range members {
+		m := &members[i]
+		name, err := memberName(m.tok, m.esc)
 		if err != nil {
 			return err
 		}
-		if !bytes.HasSuffix(name, []byte(annotationSuffix)) && raw[0] != 'n' &&
-			(!bytes.HasPrefix(name, []byte("odata.")) || string(name) == "odata.etag") {
-			p := Property{Name: name, Raw: raw, escaped: rawEsc}
-			if next < len(anns) && bytes.Equal(anns[next].name, name) {
-				p.Type = anns[next].typ
-				next++
-			} else if t, ok := findAnnot(anns, name); ok {
-				p.Type = t
-			} else {
-				switch c := raw[0]; {
-				case isString:
-					p.Type = store.EdmString
-					if string(name) == "Timestamp" {
-						p.Type = store.EdmDateTime
-					}
-				case c == 't' || c == 'f':
-					p.Type = store.EdmBoolean
-				case c == '{' || c == '[':
-					return fmt.Errorf("wire: property %q: a JSON object or array is not a Table service value", name)
-				default:
-					p.Type = numberType(raw)
+		if bytes.HasSuffix(name, []byte(annotationSuffix)) || (bytes.HasPrefix(name, []byte("odata.")) && string(name) != "odata.etag") {
+			continue // an annotation whose name token had escapes, or metadata
+		}
+		p := Property{Name: name, Raw: m.raw, escaped: m.rawEsc}
+		if next < len(anns) && bytes.Equal(anns[next].name, name) {
+			p.Type = anns[next].typ
+			next++
+		} else if t, ok := findAnnot(anns, name); ok {
+			p.Type = t
+		} else {
+			switch c := m.raw[0]; {
+			case c == '"':
+				p.Type = store.EdmString
+				if string(name) == "Timestamp" {
+					p.Type = store.EdmDateTime
 				}
-			}
-			if err := fn(p); err != nil {
-				return err
+			case c == 't' || c == 'f':
+				p.Type = store.EdmBoolean
+			case c == '{' || c == '[':
+				return fmt.Errorf("wire: property %q: a JSON object or array is not a Table service value", name)
+			default:
+				p.Type = numberType(m.raw)
 			}
 		}
-		if s.peek() == '}' {
-			return nil
+		if err := fn(p); err != nil {
+			return err
 		}
-		s.pos++
 	}
+	return nil
+}
+
+// member is where one member of an entity object is: its name token, its
+// value token, and whether either holds escapes.
+type member struct {
+	tok, raw    []byte
+	esc, rawEsc bool
 }
 
 func findAnnot(anns []annot, name []byte) (store.EdmType, bool) {

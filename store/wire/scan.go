@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"fmt"
 )
 
@@ -64,25 +65,47 @@ func (s *scanner) stringToken() ([]byte, bool, error) {
 	}
 	start := s.pos
 	escaped := false
+	d := s.data
 	i := s.pos + 1
-	for i < len(s.data) {
-		c := s.data[i]
-		switch {
-		case c == '"':
-			s.pos = i + 1
-			return s.data[start:s.pos], escaped, nil
-		case c == '\\':
-			escaped = true
-			i += 2
-		case c < 0x20:
-			s.pos = i
-			return nil, false, s.errf("control character in string")
-		default:
-			i++
+	for i < len(d) {
+		// Eight bytes at a time while none of them is a quote, a
+		// backslash or a control character; then byte by byte through
+		// the word that holds one.
+		if i+8 <= len(d) && !specialIn(binary.LittleEndian.Uint64(d[i:])) {
+			i += 8
+			continue
+		}
+		for end := min(i+8, len(d)); i < end; i++ {
+			switch c := d[i]; {
+			case c == '"':
+				s.pos = i + 1
+				return d[start:s.pos], escaped, nil
+			case c == '\\':
+				escaped = true
+				i++ // the escaped byte
+			case c < 0x20:
+				s.pos = i
+				return nil, false, s.errf("control character in string")
+			}
 		}
 	}
-	s.pos = len(s.data)
+	s.pos = len(d)
 	return nil, false, s.errf("unterminated string")
+}
+
+// Byte-wise tests on a word of eight bytes (each exact about whether
+// some byte matches, which is all specialIn asks).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// specialIn reports whether one of the eight bytes of w is a quote, a
+// backslash or below 0x20: a byte a JSON string scan must stop at.
+func specialIn(w uint64) bool {
+	quote := w ^ (ones * '"')
+	slash := w ^ (ones * '\\')
+	return ((quote-ones)&^quote|(slash-ones)&^slash|(w-ones*0x20)&^w)&highs != 0
 }
 
 // numberToken consumes a JSON number with the standard grammar.
