@@ -38,8 +38,19 @@ const (
 )
 
 func newRecord(pk, rk string, ts int64, props map[string]any) record {
-	keyLen := len(pk) + 1 + len(rk)
 	size, n := propsSize(props)
+	return appendProps(recordHead(pk, rk, ts, size, n), props)
+}
+
+// newPackedRecord is newRecord for properties a packer packed.
+func newPackedRecord(pk, rk string, ts int64, p *packer) record {
+	return append(recordHead(pk, rk, ts, len(p.b), p.n), p.b...)
+}
+
+// recordHead returns a record's header, ETag and keys in a slice with room
+// for exactly size bytes of n properties.
+func recordHead(pk, rk string, ts int64, size, n int) []byte {
+	keyLen := len(pk) + 1 + len(rk)
 	total := keyStart + keyLen + size
 	data := make([]byte, recordHeader, total) // exactly sized
 	binary.LittleEndian.PutUint64(data[0:], uint64(ts))
@@ -51,8 +62,7 @@ func newRecord(pk, rk string, ts int64, props map[string]any) record {
 	if len(data) != keyStart {
 		panic("memstore: an ETag of unexpected length") // a write time outside 1678-2262
 	}
-	data = append(append(append(data, pk...), 0), rk...)
-	return appendProps(data, props)
+	return append(append(append(data, pk...), 0), rk...)
 }
 
 func (r record) ts() int64   { return int64(binary.LittleEndian.Uint64(r[0:])) }
@@ -126,45 +136,102 @@ func propsSize(props map[string]any) (size, count int) {
 // Layout per property: uvarint name length, name, tag, value; strings and
 // binaries carry a uvarint length, fixed-size values are little endian.
 func appendProps(b []byte, props map[string]any) []byte {
+	p := packer{b: b}
 	for k, v := range props {
-		if v == nil {
-			continue
-		}
-		b = binary.AppendUvarint(b, uint64(len(k)))
-		b = append(b, k...)
 		switch x := v.(type) {
 		case string:
-			b = append(b, tagString)
-			b = binary.AppendUvarint(b, uint64(len(x)))
-			b = append(b, x...)
+			p.str(k, x)
 		case []byte:
-			b = append(b, tagBinary)
-			b = binary.AppendUvarint(b, uint64(len(x)))
-			b = append(b, x...)
+			p.bin(k, x)
 		case bool:
-			v := byte(0)
-			if x {
-				v = 1
-			}
-			b = append(b, tagBool, v)
+			p.boolean(k, x)
 		case int32:
-			b = append(b, tagInt32)
-			b = binary.LittleEndian.AppendUint32(b, uint32(x))
+			p.int32(k, x)
 		case int64:
-			b = append(b, tagInt64)
-			b = binary.LittleEndian.AppendUint64(b, uint64(x))
+			p.int64(k, x)
 		case float64:
-			b = append(b, tagDouble)
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(store.NormalizeDouble(x)))
+			p.double(k, x)
 		case time.Time:
-			b = append(b, tagDateTime)
-			b = binary.LittleEndian.AppendUint64(b, uint64(timeToTicks(store.NormalizeTime(x))))
+			p.time(k, x)
 		case store.GUID:
-			b = append(b, tagGUID)
-			b = append(b, x[:]...)
+			p.guid(k, x)
 		}
 	}
-	return b
+	return p.b
+}
+
+// packer packs properties in a record's layout (see appendProps), from a
+// map or as a store.PropertySource writes them (the typed lane: no map in
+// between). n counts them.
+type packer struct {
+	b []byte
+	n int
+}
+
+// head appends a property's name and tag.
+func (p *packer) head(name string, tag byte) {
+	p.b = binary.AppendUvarint(p.b, uint64(len(name)))
+	p.b = append(append(p.b, name...), tag)
+	p.n++
+}
+
+func (p *packer) str(name, v string) {
+	p.head(name, tagString)
+	p.b = append(binary.AppendUvarint(p.b, uint64(len(v))), v...)
+}
+
+func (p *packer) bin(name string, v []byte) {
+	p.head(name, tagBinary)
+	p.b = append(binary.AppendUvarint(p.b, uint64(len(v))), v...)
+}
+
+func (p *packer) boolean(name string, v bool) {
+	p.head(name, tagBool)
+	if v {
+		p.b = append(p.b, 1)
+	} else {
+		p.b = append(p.b, 0)
+	}
+}
+
+func (p *packer) int32(name string, v int32) {
+	p.head(name, tagInt32)
+	p.b = binary.LittleEndian.AppendUint32(p.b, uint32(v))
+}
+
+func (p *packer) int64(name string, v int64) {
+	p.head(name, tagInt64)
+	p.b = binary.LittleEndian.AppendUint64(p.b, uint64(v))
+}
+
+func (p *packer) double(name string, v float64) {
+	p.head(name, tagDouble)
+	p.b = binary.LittleEndian.AppendUint64(p.b, math.Float64bits(store.NormalizeDouble(v)))
+}
+
+func (p *packer) time(name string, v time.Time) {
+	p.head(name, tagDateTime)
+	p.b = binary.LittleEndian.AppendUint64(p.b, uint64(timeToTicks(store.NormalizeTime(v))))
+}
+
+func (p *packer) guid(name string, v store.GUID) {
+	p.head(name, tagGUID)
+	p.b = append(p.b, v[:]...)
+}
+
+// The store.PropertyWriter a source writes into (through store.WriteSource,
+// which checks every rule first).
+
+func (p *packer) String(n store.PropertyName, v string) error  { p.str(n.String(), v); return nil }
+func (p *packer) Binary(n store.PropertyName, v []byte) error  { p.bin(n.String(), v); return nil }
+func (p *packer) Bool(n store.PropertyName, v bool) error      { p.boolean(n.String(), v); return nil }
+func (p *packer) Int32(n store.PropertyName, v int32) error    { p.int32(n.String(), v); return nil }
+func (p *packer) Int64(n store.PropertyName, v int64) error    { p.int64(n.String(), v); return nil }
+func (p *packer) Double(n store.PropertyName, v float64) error { p.double(n.String(), v); return nil }
+func (p *packer) Time(n store.PropertyName, v time.Time) error { p.time(n.String(), v); return nil }
+func (p *packer) GUID(n store.PropertyName, v store.GUID) error {
+	p.guid(n.String(), v)
+	return nil
 }
 
 func uvarintLen(n int) int {

@@ -187,8 +187,14 @@ func (h *tableHandle) write(ctx context.Context, op Operation, a store.Action) (
 			return "", err
 		}
 	}
+	return h.sendOne(ctx, op, a, nil)
+}
+
+// sendOne sends one checked action; p, when set, holds its properties
+// packed from its Source.
+func (h *tableHandle) sendOne(ctx context.Context, op Operation, a store.Action, p *packer) (store.ETag, error) {
 	return etagOf(h.send(ctx, op, []store.Action{a}, func(t *table) ([]store.ActionResult, error) {
-		etag, err := h.applyOne(t, &a)
+		etag, err := h.applyOne(t, &a, p)
 		return []store.ActionResult{{ETag: etag}}, err
 	}))
 }
@@ -202,11 +208,11 @@ func etagOf(results []store.ActionResult, err error) (store.ETag, error) {
 }
 
 // applyOne applies one action under the table's lock.
-func (h *tableHandle) applyOne(t *table, a *store.Action) (store.ETag, error) {
+func (h *tableHandle) applyOne(t *table, a *store.Action, p *packer) (store.ETag, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := h.s.tick().UnixNano()
-	r, remove, err := apply(h.name, t.get(a.Entity.PartitionKey, a.Entity.RowKey), a, ts)
+	r, remove, err := apply(h.name, t.get(a.Entity.PartitionKey, a.Entity.RowKey), a, p, ts)
 	if err != nil {
 		return "", err
 	}
@@ -220,7 +226,9 @@ func (h *tableHandle) applyOne(t *table, a *store.Action) (store.ETag, error) {
 
 // apply computes the effect of one action on the current record cur (nil
 // when missing): the new record, or remove for a delete. It changes nothing.
-func apply(tableName string, cur record, a *store.Action, ts int64) (next record, remove bool, err error) {
+// p, when set, holds the properties of an insert or replace packed from
+// its Source (a merge with a Source comes as a map: it merges with cur).
+func apply(tableName string, cur record, a *store.Action, p *packer, ts int64) (next record, remove bool, err error) {
 	pk, rk := a.Entity.PartitionKey, a.Entity.RowKey
 	if a.Kind.NeedsIfMatch() {
 		if cur == nil {
@@ -248,6 +256,9 @@ func apply(tableName string, cur record, a *store.Action, ts int64) (next record
 				return nil, false, err
 			}
 		}
+	}
+	if p != nil {
+		return newPackedRecord(pk, rk, ts, p), false, nil
 	}
 	return newRecord(pk, rk, ts, props), false, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"sync"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -15,17 +16,6 @@ var _ store.TypedTable = (*tableHandle)(nil)
 // then applied as Insert, Update, Upsert or Delete apply it, faults
 // included.
 func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, error) {
-	if a.Source != nil && a.Kind != store.ActionDelete {
-		if a.Entity.Properties != nil {
-			return "", store.Errorf(store.CodeInvalidInput, 400, "entity (PartitionKey %q, RowKey %q): an action has both Source and Entity.Properties: set one", a.Entity.PartitionKey, a.Entity.RowKey)
-		}
-		props, err := store.SourceProperties(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, false)
-		if err != nil {
-			return "", err
-		}
-		a.Entity.Properties = props
-	}
-	a.Source = nil
 	var op Operation
 	switch a.Kind {
 	case store.ActionInsert:
@@ -36,11 +26,57 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 		op = OpUpsert
 	case store.ActionDelete:
 		op = OpDelete
-		a.Entity.Properties = nil
+		a.Entity.Properties, a.Source = nil, nil
 	default:
 		return "", store.Errorf(store.CodeInvalidInput, 400, "unknown action kind %d", int(a.Kind))
 	}
-	return h.write(ctx, op, a)
+	if a.Source == nil {
+		return h.write(ctx, op, a)
+	}
+	if a.Entity.Properties != nil {
+		return "", store.Errorf(store.CodeInvalidInput, 400, "entity (PartitionKey %q, RowKey %q): an action has both Source and Entity.Properties: set one", a.Entity.PartitionKey, a.Entity.RowKey)
+	}
+	if mergeKind(a.Kind) {
+		// A merge combines with the stored properties, which it needs as
+		// a map.
+		props, err := store.SourceProperties(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, false)
+		if err != nil {
+			return "", err
+		}
+		a.Entity.Properties, a.Source = props, nil
+		return h.write(ctx, op, a)
+	}
+	// Insert and replace: the source is packed straight into the record's
+	// layout, every rule checked on the way (store.WriteSource).
+	p := packers.Get().(*packer)
+	defer p.release()
+	if _, err := store.WriteSource(a.Entity.PartitionKey, a.Entity.RowKey, a.Source, false, p); err != nil {
+		return "", err
+	}
+	if a.Kind.NeedsIfMatch() {
+		if err := store.ValidateETag(a.IfMatch); err != nil {
+			return "", err
+		}
+	}
+	return h.sendOne(ctx, op, a, p)
+}
+
+// mergeKind reports an update or upsert that merges.
+func mergeKind(k store.ActionKind) bool {
+	return k == store.ActionUpdateMerge || k == store.ActionUpsertMerge
+}
+
+// packers keeps the buffers sources are packed into (each record copies
+// its bytes).
+var packers = sync.Pool{New: func() any { return &packer{b: make([]byte, 0, 512)} }}
+
+// release returns p to packers, unless it grew past 64 KiB.
+func (p *packer) release() {
+	if cap(p.b) > 64<<10 {
+		return
+	}
+	p.b, p.n = p.b[:0], 0
+	packers.Put(p)
 }
 
 // GetInto implements store.TypedTable: the record's members go to r

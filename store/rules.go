@@ -464,7 +464,7 @@ func jsonStringLen(s string) int {
 // multipart framing, the sub-request URL with both keys and the entity's
 // JSON (none for a delete).
 func ActionWireSize(a *Action) int {
-	n := batchActionOverhead + urlKeyLen(a.Entity.PartitionKey) + urlKeyLen(a.Entity.RowKey)
+	n := ActionFraming(a)
 	if a.Kind == ActionDelete {
 		return n
 	}
@@ -474,6 +474,24 @@ func ActionWireSize(a *Action) int {
 		}
 	}
 	return n + EstimateWireSize(&a.Entity)
+}
+
+// ActionFraming is the part of ActionWireSize that is not the entity: the
+// multipart framing and the sub-request URL with both keys. A backend that
+// learns an entity's size as it writes it (WriteSourceSized) adds the two.
+func ActionFraming(a *Action) int {
+	return batchActionOverhead + urlKeyLen(a.Entity.PartitionKey) + urlKeyLen(a.Entity.RowKey)
+}
+
+// CheckTransactionBytes refuses a transaction whose body is about size
+// bytes (the sum of its actions' ActionWireSize) at the service's 4 MiB
+// limit, with RequestBodyTooLarge (413).
+func CheckTransactionBytes(size int) error {
+	if size >= MaxBatchBytes {
+		return refuse(CodeRequestBodyTooLarge, 413,
+			"transaction body of about %d bytes is over the service's limit of %d bytes", size, MaxBatchBytes)
+	}
+	return nil
 }
 
 // urlKeyLen bounds a key's bytes in a sub-request URL, where it appears
@@ -578,11 +596,7 @@ func ValidateTransaction(actions []Action) error {
 		}
 		size += batchActionOverhead + wire
 	}
-	if size >= MaxBatchBytes {
-		return refuse(CodeRequestBodyTooLarge, 413,
-			"transaction body of about %d bytes is over the service's limit of %d bytes", size, MaxBatchBytes)
-	}
-	return nil
+	return CheckTransactionBytes(size)
 }
 
 // checkSourceAction is checkAction for an action whose properties come

@@ -254,6 +254,19 @@ func (b *EntityBuilder) SetGUID(name string, v GUID) error { return b.set(name, 
 // Backends write every PropertySource through it, so no rule is skipped on
 // the typed path.
 func WriteSource(pk, rk string, src PropertySource, inBatch bool, w PropertyWriter) (wire int, err error) {
+	return writeSource(pk, rk, src, inBatch, w, w == nil)
+}
+
+// WriteSourceSized is WriteSource that also returns the estimated wire
+// size of the entity when it writes to w: for a backend whose own form of
+// an entity is not the request body (memstore packs records) and that
+// still bounds a transaction's body as the service does (ActionFraming,
+// CheckTransactionBytes).
+func WriteSourceSized(pk, rk string, src PropertySource, inBatch bool, w PropertyWriter) (wire int, err error) {
+	return writeSource(pk, rk, src, inBatch, w, true)
+}
+
+func writeSource(pk, rk string, src PropertySource, inBatch bool, w PropertyWriter, estimate bool) (wire int, err error) {
 	if err := validateKey("PartitionKey", pk, inBatch); err != nil {
 		return 0, err
 	}
@@ -261,8 +274,8 @@ func WriteSource(pk, rk string, src PropertySource, inBatch bool, w PropertyWrit
 		return 0, err
 	}
 	c := checkers.Get().(*checker)
-	*c = checker{w: w, pk: pk, rk: rk, size: 4 + 2*(utf16Len(pk)+utf16Len(rk))}
-	if w == nil {
+	*c = checker{w: w, pk: pk, rk: rk, size: 4 + 2*(utf16Len(pk)+utf16Len(rk)), estimate: estimate}
+	if estimate {
 		c.wire = 64 + jsonStringLen(pk) + jsonStringLen(rk)
 	}
 	err = src.WriteProperties(c)
@@ -285,11 +298,14 @@ var checkers = sync.Pool{New: func() any { return new(checker) }}
 type checker struct {
 	w      PropertyWriter
 	pk, rk string
-	last   string
-	count  int
-	size   int
-	wire   int
-	err    error // the first refusal, kept in case the source ignores it
+	// estimate adds up the entity's estimated wire size (always without
+	// a writer, which would know the real one).
+	estimate bool
+	last     string
+	count    int
+	size     int
+	wire     int
+	err      error // the first refusal, kept in case the source ignores it
 }
 
 // name checks the order and counts the property; extra is its value's
@@ -308,7 +324,7 @@ func (c *checker) name(n PropertyName, extra, wire int) error {
 	c.last = n.s
 	c.count++
 	c.size += 8 + 2*n.units + extra
-	if c.w == nil {
+	if c.estimate {
 		c.wire += n.json + 2 + wire
 	}
 	return nil
@@ -344,13 +360,14 @@ func (c *checker) String(n PropertyName, v string) error {
 	if err != nil {
 		return c.value(err)
 	}
-	if c.w != nil {
-		if err := c.name(n, 2*units+4, 0); err != nil {
-			return err
-		}
-		return c.w.String(n, v)
+	wire := 0
+	if c.estimate {
+		wire = jsonStringLen(v)
 	}
-	return c.name(n, 2*units+4, jsonStringLen(v))
+	if err := c.name(n, 2*units+4, wire); err != nil || c.w == nil {
+		return err
+	}
+	return c.w.String(n, v)
 }
 
 func (c *checker) Binary(n PropertyName, v []byte) error {

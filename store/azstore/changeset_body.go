@@ -138,8 +138,10 @@ func (h *tableHandle) writeChangeset(bp *batchBuffer, table string, actions []st
 	b = append(b, "--\r\n"...)
 	bp.body = b[:0]
 	if len(b) >= store.MaxBatchBytes {
-		return nil, "", store.Errorf(store.CodeRequestBodyTooLarge, 413,
+		err := store.Errorf(store.CodeRequestBodyTooLarge, 413,
 			"transaction body of %d bytes is over the service's limit of %d bytes", len(b), store.MaxBatchBytes)
+		err.Source = store.SourceClient // refused here: nothing was sent
+		return nil, "", err
 	}
 	return b, "multipart/mixed; boundary=" + batch, nil
 }
