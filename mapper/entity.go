@@ -20,6 +20,32 @@ func Encode(v any) (store.Entity, error) {
 	return c.encodeEntity(rv)
 }
 
+// SourceOf returns the keys of v, a non-nil pointer to a struct, and a
+// store.PropertySource that writes its properties as Encode maps them: the
+// typed form of an action on a store.TypedTable (memstore, azstore), which
+// writes the struct straight into the backend's own form of an entity with
+// no map in between. The source reads *v when the backend writes it, so *v
+// must not change until the write returns. Its properties' values are
+// checked as they are written (store.WriteSource); the keys are checked
+// here as Encode checks them.
+//
+//	pk, rk, src, err := mapper.SourceOf(&order)
+//	_, err = typed.Write(ctx, store.Action{Kind: store.ActionInsert,
+//		Entity: store.Entity{PartitionKey: pk, RowKey: rk}, Source: src})
+func SourceOf(v any) (pk, rk string, src store.PropertySource, err error) {
+	if p := reflect.ValueOf(v); p.Kind() != reflect.Pointer || p.IsNil() {
+		return "", "", nil, &Error{Msg: fmt.Sprintf("SourceOf takes a non-nil pointer to a struct, not %T(%v)", v, v)}
+	}
+	rv, c, err := structOf(v, false)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if pk, rk, err = c.keysOf(rv); err != nil {
+		return "", "", nil, err
+	}
+	return pk, rk, source{c, rv}, nil
+}
+
 // Decode loads entity e into v, which must be a non-nil pointer to a
 // struct. v is reset to its zero value first, so a property e lacks leaves
 // the zero value. The keys, ETag and Timestamp go to the fields tagged for

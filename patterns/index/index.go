@@ -198,29 +198,21 @@ func (s *Spec[T]) copyKey(v, rk string) (string, error) {
 // copies returns the index copies of entity e (from value v), in the
 // order the indexes were declared. An empty value is not indexed.
 func (x *Table[T]) copies(v *T, e *store.Entity) ([]store.Entity, error) {
-	out := make([]store.Entity, 0, len(x.specs))
-	for i := range x.specs {
-		s := &x.specs[i]
-		val := s.value(v)
-		if val == "" {
-			continue
-		}
-		rk, err := s.copyKey(val, e.RowKey)
-		if err != nil {
-			return nil, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, naming.Cut(val), store.MaxKeyUnits)
-		}
-		if err := store.ValidateKeys(e.PartitionKey, rk); err != nil {
-			return nil, fmt.Errorf("index %s: value %q makes the copy's RowKey %d UTF-16 units long (the limit is %d): %w",
-				s.name, naming.Cut(val), keys.UTF16Len(rk), store.MaxKeyUnits, err)
-		}
+	keys, err := x.copyKeys(v, e.PartitionKey, e.RowKey)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Entity, 0, len(keys))
+	for _, k := range keys {
+		s := k.spec
 		var c store.Entity
 		if s.project == nil {
-			c = store.Entity{PartitionKey: e.PartitionKey, RowKey: rk, Properties: make(map[string]any, len(e.Properties)+1)}
+			c = store.Entity{PartitionKey: e.PartitionKey, RowKey: k.rk, Properties: make(map[string]any, len(e.Properties)+1)}
 			for k, pv := range e.Properties {
 				c.Properties[k] = pv
 			}
 		} else {
-			c = store.Entity{PartitionKey: e.PartitionKey, RowKey: rk, Properties: make(map[string]any, len(s.project)+1)}
+			c = store.Entity{PartitionKey: e.PartitionKey, RowKey: k.rk, Properties: make(map[string]any, len(s.project)+1)}
 			for _, p := range s.project {
 				if pv, ok := e.Properties[p]; ok {
 					c.Properties[p] = pv
@@ -229,6 +221,36 @@ func (x *Table[T]) copies(v *T, e *store.Entity) ([]store.Entity, error) {
 		}
 		c.Properties[RefProperty] = e.RowKey
 		out = append(out, c)
+	}
+	return out, nil
+}
+
+// copyKey is the RowKey of v's copy in one index.
+type copyKey[T any] struct {
+	spec *Spec[T]
+	rk   string
+}
+
+// copyKeys returns the RowKeys of v's copies (none for an index whose
+// value is empty), for the entity with keys pk and rk, refusing a value
+// that cannot make a RowKey.
+func (x *Table[T]) copyKeys(v *T, pk, rk string) ([]copyKey[T], error) {
+	out := make([]copyKey[T], 0, len(x.specs))
+	for i := range x.specs {
+		s := &x.specs[i]
+		val := s.value(v)
+		if val == "" {
+			continue
+		}
+		crk, err := s.copyKey(val, rk)
+		if err != nil {
+			return nil, refuseFor(err, "index %s: value %q cannot make the copy's RowKey (the limit is %d UTF-16 units)", s.name, naming.Cut(val), store.MaxKeyUnits)
+		}
+		if err := store.ValidateKeys(pk, crk); err != nil {
+			return nil, fmt.Errorf("index %s: value %q makes the copy's RowKey %d UTF-16 units long (the limit is %d): %w",
+				s.name, naming.Cut(val), keys.UTF16Len(crk), store.MaxKeyUnits, err)
+		}
+		out = append(out, copyKey[T]{s, crk})
 	}
 	return out, nil
 }

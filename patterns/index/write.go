@@ -19,6 +19,13 @@ const maxRounds = 8
 // store.ErrAlreadyExists; a unique value another entity holds, a
 // *DuplicateError. Nothing is written on a refusal.
 func (x *Table[T]) Insert(ctx context.Context, v *T) error {
+	if _, typed := x.table.(store.TypedTable); typed && v != nil {
+		acts, err := x.typedInserts(v)
+		if err != nil {
+			return err
+		}
+		return x.commit(ctx, v, acts)
+	}
 	e, err := encode(v)
 	if err != nil {
 		return err

@@ -1,0 +1,147 @@
+package index
+
+import (
+	"slices"
+	"time"
+
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/store"
+)
+
+// The typed lane: over a store.TypedTable (memstore, azstore) an insert
+// hands the backend the struct itself as the source of the entity's
+// properties and of each copy's (mapper.SourceOf), so the entity and its
+// copies are written straight into the backend's form (the changeset body
+// on Azure, packed records in memstore) with no map built for any of them.
+// The rows equal those of the Entity route (copies): every property, or
+// the projection, and RefProperty in its place by name.
+
+// refName is RefProperty as a checked property name.
+var refName = mustName(RefProperty)
+
+func mustName(s string) store.PropertyName {
+	n, err := store.NewPropertyName(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// typedInserts returns the insert of v and of its copies as typed actions.
+func (x *Table[T]) typedInserts(v *T) ([]store.Action, error) {
+	pk, rk, src, err := mapper.SourceOf(v)
+	if err != nil {
+		return nil, err
+	}
+	cks, err := x.copyKeys(v, pk, rk)
+	if err != nil {
+		return nil, err
+	}
+	acts := make([]store.Action, 1, 1+len(cks))
+	acts[0] = store.Action{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, Source: src}
+	for _, k := range cks {
+		acts = append(acts, store.Action{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: pk, RowKey: k.rk},
+			Source: copySource{src: src, project: k.spec.project, ref: rk}})
+	}
+	return acts, nil
+}
+
+// copySource writes an index copy: the entity's properties (those of the
+// projection, when there is one) with RefProperty, the entity's RowKey,
+// in name order, replacing a property of that name.
+type copySource struct {
+	src     store.PropertySource
+	project []string
+	ref     string
+}
+
+// WriteProperties implements store.PropertySource.
+func (c copySource) WriteProperties(w store.PropertyWriter) error {
+	f := &copyWriter{w: w, c: &c}
+	if err := c.src.WriteProperties(f); err != nil {
+		return err
+	}
+	if !f.refDone {
+		return w.String(refName, c.ref)
+	}
+	return nil
+}
+
+// copyWriter passes the entity's properties on to a copy's writer.
+type copyWriter struct {
+	w       store.PropertyWriter
+	c       *copySource
+	refDone bool
+}
+
+// pass reports whether property n goes into the copy, writing RefProperty
+// first when n sorts after it.
+func (f *copyWriter) pass(n store.PropertyName) (bool, error) {
+	name := n.String()
+	if !f.refDone && name >= RefProperty {
+		f.refDone = true
+		if err := f.w.String(refName, f.c.ref); err != nil {
+			return false, err
+		}
+		if name == RefProperty {
+			return false, nil // the reference takes the name's place
+		}
+	}
+	return f.c.project == nil || slices.Contains(f.c.project, name), nil
+}
+
+func (f *copyWriter) String(n store.PropertyName, v string) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.String(n, v)
+}
+
+func (f *copyWriter) Binary(n store.PropertyName, v []byte) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.Binary(n, v)
+}
+
+func (f *copyWriter) Bool(n store.PropertyName, v bool) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.Bool(n, v)
+}
+
+func (f *copyWriter) Int32(n store.PropertyName, v int32) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.Int32(n, v)
+}
+
+func (f *copyWriter) Int64(n store.PropertyName, v int64) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.Int64(n, v)
+}
+
+func (f *copyWriter) Double(n store.PropertyName, v float64) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.Double(n, v)
+}
+
+func (f *copyWriter) Time(n store.PropertyName, v time.Time) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.Time(n, v)
+}
+
+func (f *copyWriter) GUID(n store.PropertyName, v store.GUID) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return f.w.GUID(n, v)
+}

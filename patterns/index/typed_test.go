@@ -1,0 +1,95 @@
+package index_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/index"
+	"github.com/tablekit/tablekit/store"
+)
+
+// entityStore hands out tables without the typed lane: the Entity route.
+type entityStore struct{ store.Store }
+
+func (s entityStore) Table(name string) store.Table {
+	return struct{ store.Table }{s.Store.Table(name)}
+}
+
+// badge has properties that sort before and after RefProperty and one
+// that has its name, which a copy's reference replaces.
+type badge struct {
+	Site  string `table:",pk"`
+	ID    string `table:",rk"`
+	Age   int32
+	Owner string
+	TkRef string
+	Zone  string
+	Photo []byte
+}
+
+func (badge) TableKind() mapper.Kind { return mapper.Kind{Prefix: "b_"} }
+
+// TestTypedInsertStoresWhatEntitiesStore: an insert on the typed lane
+// (the struct as the source of the entity and of each copy) stores the
+// rows the Entity route stores, full and projected copies alike.
+func TestTypedInsertStoresWhatEntitiesStore(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		ctx := t.Context()
+		specs := []index.Spec[badge]{
+			index.Unique[badge]("owner", func(v *badge) string { return v.Owner }),
+			index.NonUnique[badge]("zone", func(v *badge) string { return v.Zone }).Project("Zone", "Age"),
+			index.NonUnique[badge]("ref", func(v *badge) string { return v.TkRef }).Project("TkRef", "Zone"),
+		}
+		typedName, entityName := b.NewTable(t, "badgetyped"), b.NewTable(t, "badgeentity")
+		typed, err := index.New[badge](b.Store, typedName, specs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entity, err := index.New[badge](entityStore{b.Store}, entityName, specs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := b.Store.Table(typedName).(store.TypedTable); !ok {
+			t.Fatalf("%s: the typed table lacks the lane", b.Name)
+		}
+		vals := []badge{
+			{Site: "s", ID: "b_1", Age: 30, Owner: "ann", TkRef: "x", Zone: "north", Photo: []byte{1, 2}},
+			{Site: "s", ID: "b_2", Age: 31, Owner: "bob", Zone: "south"},
+			{Site: "s", ID: "b_3", Owner: "cy"},
+		}
+		for i := range vals {
+			v1, v2 := vals[i], vals[i]
+			if err := typed.Insert(ctx, &v1); err != nil {
+				t.Fatal(err)
+			}
+			if err := entity.Insert(ctx, &v2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows := func(name string) []store.Entity {
+			var out []store.Entity
+			for e, err := range store.All(ctx, b.Store.Table(name), store.Query{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, store.Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Properties: e.Properties})
+			}
+			return out
+		}
+		got, want := rows(typedName), rows(entityName)
+		if len(got) != 3+3+2+1 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("typed lane stored %d rows:\n%v\nthe Entity route %d:\n%v", len(got), got, len(want), want)
+		}
+		dup := badge{Site: "s", ID: "b_9", Owner: "ann"}
+		if err := typed.Insert(ctx, &dup); !errors.Is(err, index.ErrDuplicate) {
+			t.Fatalf("a taken owner on the typed lane: %v, want ErrDuplicate", err)
+		}
+		if n := len(rows(typedName)); n != len(want) {
+			t.Fatalf("the refused insert left %d rows, want %d", n, len(want))
+		}
+		t.Logf("%s: %d rows equal on both routes; a duplicate refused with nothing written", b.Name, len(got))
+	})
+}
