@@ -2,6 +2,7 @@ package keys
 
 import (
 	"fmt"
+	"unsafe"
 )
 
 // Join builds a compound key from its parts: each part is escaped as by
@@ -35,7 +36,8 @@ func Join(parts ...string) (string, error) {
 			return "", fmt.Errorf("part %d: %w", i, err)
 		}
 	}
-	out := string(b)
+	// b is not written again: the key is a view of it, not a copy.
+	out := unsafe.String(unsafe.SliceData(b), len(b))
 	if u := UTF16Len(out); u > MaxKeyUnits {
 		return "", fmt.Errorf("%w: compound key of %d parts is %d UTF-16 code units long, the limit is %d", ErrInvalidKey, len(parts), u, MaxKeyUnits)
 	}

@@ -46,6 +46,29 @@ func SourceOf(v any) (pk, rk string, src store.PropertySource, err error) {
 	return pk, rk, source{c, rv}, nil
 }
 
+// NewReader returns a store.EntityReader that reads one entity into v, a
+// non-nil pointer to a struct, as Decode loads an Entity (v is zeroed
+// first), and finish, which ends the read and returns its error: a value
+// that does not fit its field, a row of another kind (ErrWrongKind), a
+// failing SetTableKeys. It is the typed form of a read on a
+// store.TypedTable (GetInto, QueryInto's readers), with no Entity in
+// between; a caller may wrap the reader to change what it is handed.
+//
+//	rd, finish, err := mapper.NewReader(&order)
+//	if err == nil {
+//		if err = typed.GetInto(ctx, pk, rk, nil, rd); err == nil {
+//			err = finish()
+//		}
+//	}
+func NewReader(v any) (rd store.EntityReader, finish func() error, err error) {
+	rv, c, err := structOf(v, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := newReader(c, rv)
+	return r, r.finish, nil
+}
+
 // Decode loads entity e into v, which must be a non-nil pointer to a
 // struct. v is reset to its zero value first, so a property e lacks leaves
 // the zero value. The keys, ETag and Timestamp go to the fields tagged for

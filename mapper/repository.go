@@ -95,6 +95,22 @@ func (r *Repository[T]) Get(ctx context.Context, pk, rk string) (T, error) {
 	return v, err
 }
 
+// Reader is NewReader with the repository's mapping of T: a
+// store.EntityReader that reads one entity into *v (zeroed first) as Get
+// does, and finish, which ends the read and returns its error (a row of
+// another kind matches ErrWrongKind). It is for reads Get does not make,
+// such as a row under another key that holds a T.
+func (r *Repository[T]) Reader(v *T) (rd store.EntityReader, finish func() error, err error) {
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	if v == nil {
+		return nil, nil, &Error{Type: r.c.typ, Msg: "Reader of a nil pointer"}
+	}
+	rr := newReader(r.c, reflect.ValueOf(v).Elem())
+	return rr, rr.finish, nil
+}
+
 // getTyped reads through the typed lane straight into rv, with no
 // projection: the reader drops what T does not map (T without an extra
 // field), and a T with one selects everything anyway. A type with a kind

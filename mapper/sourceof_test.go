@@ -72,3 +72,48 @@ func TestSourceOfWritesWhatEncodeWrites(t *testing.T) {
 		}
 	}
 }
+
+// NewReader reads what Decode reads, and refuses what is not a pointer to
+// a struct.
+func TestNewReaderReadsWhatDecodeReads(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		ctx := context.Background()
+		tbl := b.Store.Table(b.NewTable(t, "NewReader"))
+		in := sourceRow{Dept: "d", ID: "r", Name: "Ada", Salary: -5, Hired: time.Date(2021, 5, 6, 7, 8, 9, 0, time.UTC),
+			Photo: []byte{9}, Extra: map[string]any{"More": true}}
+		e, err := mapper.Encode(&in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.Insert(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		var got sourceRow
+		rd, finish, err := mapper.NewReader(&got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.(store.TypedTable).GetInto(ctx, "d", "r", nil, rd); err != nil {
+			t.Fatal(err)
+		}
+		if err := finish(); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := tbl.Get(ctx, "d", "r", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want sourceRow
+		if err := mapper.Decode(stored, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || got.Name != "Ada" || got.Extra["More"] != true {
+			t.Fatalf("NewReader read %+v, Decode %+v", got, want)
+		}
+	})
+	for _, bad := range []any{nil, sourceRow{}, (*sourceRow)(nil)} {
+		if _, _, err := mapper.NewReader(bad); err == nil {
+			t.Errorf("NewReader(%T) accepted it", bad)
+		}
+	}
+}

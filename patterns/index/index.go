@@ -319,6 +319,21 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (T, error)
 	if err := store.ValidateKeys(pk, rk); err != nil {
 		return zero, fmt.Errorf("index %s: value %q: %w", index, naming.Cut(value), err)
 	}
+	if tt, ok := x.table.(store.TypedTable); ok && s.project == nil {
+		// The full copy, read straight into a T.
+		var v T
+		cr, finish, err := x.copyReader(&v)
+		if err != nil {
+			return zero, err
+		}
+		if err := tt.GetInto(ctx, pk, rk, nil, cr); err != nil {
+			return zero, fmt.Errorf("index %s: value %q in partition %q: %w", index, naming.Cut(value), pk, err)
+		}
+		if err := cr.end(pk, rk, finish); err != nil {
+			return zero, err
+		}
+		return v, nil
+	}
 	c, err := x.table.Get(ctx, pk, rk, nil)
 	if err != nil {
 		return zero, fmt.Errorf("index %s: value %q in partition %q: %w", index, naming.Cut(value), pk, err)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -144,4 +145,46 @@ func (f *copyWriter) GUID(n store.PropertyName, v store.GUID) error {
 		return err
 	}
 	return f.w.GUID(n, v)
+}
+
+// copyReader returns a reader of a full copy into *v on the typed lane
+// (the repository's Reader): the copy's RowKey and ETag dropped and
+// RefProperty taken as the entity's RowKey, as decodeCopy does with an
+// Entity.
+func (x *Table[T]) copyReader(v *T) (*copyReader, func() error, error) {
+	rd, finish, err := x.repo.Reader(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &copyReader{EntityReader: rd}, finish, nil
+}
+
+// end finishes the read of copy (pk, rk), refusing a row without a
+// reference.
+func (c *copyReader) end(pk, rk string, finish func() error) error {
+	if !c.ref {
+		return fmt.Errorf("index: row (%q, %q) is not an index copy: it has no %s", pk, rk, RefProperty)
+	}
+	return finish()
+}
+
+// copyReader hands a copy to a T's reader as the entity it copies.
+type copyReader struct {
+	store.EntityReader
+	ref bool // RefProperty was read
+}
+
+// SetRowKey drops the copy's RowKey: RefProperty holds the entity's.
+func (c *copyReader) SetRowKey(string) error { return nil }
+
+// SetETag drops the copy's ETag, which is not the entity's.
+func (c *copyReader) SetETag(store.ETag) error { return nil }
+
+// SetString takes RefProperty as the entity's RowKey.
+func (c *copyReader) SetString(name, v string) error {
+	if name == RefProperty && v != "" {
+		c.ref = true
+		return c.EntityReader.SetRowKey(v)
+	}
+	return c.EntityReader.SetString(name, v)
 }

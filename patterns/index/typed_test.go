@@ -3,6 +3,7 @@ package index_test
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
@@ -82,6 +83,32 @@ func TestTypedInsertStoresWhatEntitiesStore(t *testing.T) {
 		got, want := rows(typedName), rows(entityName)
 		if len(got) != 3+3+2+1 || !reflect.DeepEqual(got, want) {
 			t.Fatalf("typed lane stored %d rows:\n%v\nthe Entity route %d:\n%v", len(got), got, len(want), want)
+		}
+		for _, owner := range []string{"ann", "bob", "cy"} {
+			v1, err1 := typed.Find(ctx, "s", "owner", owner)
+			v2, err2 := entity.Find(ctx, "s", "owner", owner)
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(v1, v2) || v1.Owner != owner || !strings.HasPrefix(v1.ID, "b_") {
+				t.Fatalf("Find %q: typed lane %+v, %v; Entity route %+v, %v", owner, v1, err1, v2, err2)
+			}
+		}
+		if _, err := typed.Find(ctx, "s", "owner", "nobody"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Find of a missing value: %v, want ErrNotFound", err)
+		}
+		// A row at a copy's key without the reference is not a copy.
+		for _, name := range []string{typedName, entityName} {
+			for _, r := range rows(name) {
+				if strings.HasPrefix(r.RowKey, "owner") && r.Properties["Owner"] == "bob" {
+					delete(r.Properties, index.RefProperty)
+					if _, err := b.Store.Table(name).Upsert(ctx, r, store.Replace); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		_, err1 := typed.Find(ctx, "s", "owner", "bob")
+		_, err2 := entity.Find(ctx, "s", "owner", "bob")
+		if err1 == nil || err2 == nil || err1.Error() != err2.Error() || !strings.Contains(err1.Error(), "not an index copy") {
+			t.Fatalf("Find of a row without a reference: typed lane %v; Entity route %v", err1, err2)
 		}
 		dup := badge{Site: "s", ID: "b_9", Owner: "ann"}
 		if err := typed.Insert(ctx, &dup); !errors.Is(err, index.ErrDuplicate) {
