@@ -78,7 +78,13 @@ func Escape(s string) (string, error) {
 
 // appendEscaped appends the escaped form of s to dst.
 func appendEscaped(dst []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); {
+	// The run of ASCII that needs no escape goes in at once.
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf && leadOf[s[i]] == 0 {
+		i++
+	}
+	dst = append(dst, s[:i]...)
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if lead := leadOf[c]; lead != 0 {
