@@ -38,6 +38,10 @@ func Join(parts ...string) (string, error) {
 	}
 	// b is not written again: the key is a view of it, not a copy.
 	out := unsafe.String(unsafe.SliceData(b), len(b))
+	// A key has at most as many UTF-16 units as UTF-8 bytes.
+	if len(out) <= MaxKeyUnits {
+		return out, nil
+	}
 	if u := UTF16Len(out); u > MaxKeyUnits {
 		return "", fmt.Errorf("%w: compound key of %d parts is %d UTF-16 code units long, the limit is %d", ErrInvalidKey, len(parts), u, MaxKeyUnits)
 	}

@@ -316,9 +316,6 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (T, error)
 	if err != nil {
 		return zero, fmt.Errorf("index %s: value %q: %w", index, naming.Cut(value), err)
 	}
-	if err := store.ValidateKeys(pk, rk); err != nil {
-		return zero, fmt.Errorf("index %s: value %q: %w", index, naming.Cut(value), err)
-	}
 	if tt, ok := x.table.(store.TypedTable); ok && s.project == nil {
 		// The full copy, read straight into a T.
 		var v T
@@ -334,6 +331,8 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (T, error)
 		}
 		return v, nil
 	}
+	// The read checks the keys (the partition's and the copy's, which
+	// the value makes) as any read does.
 	c, err := x.table.Get(ctx, pk, rk, nil)
 	if err != nil {
 		return zero, fmt.Errorf("index %s: value %q in partition %q: %w", index, naming.Cut(value), pk, err)
