@@ -91,60 +91,31 @@ func (f *copyWriter) pass(n store.PropertyName) (bool, error) {
 	return f.c.project == nil || slices.Contains(f.c.project, name), nil
 }
 
+// forward passes v on with write when property n goes into the copy.
+func forward[V any](f *copyWriter, n store.PropertyName, v V, write func(store.PropertyName, V) error) error {
+	if ok, err := f.pass(n); !ok {
+		return err
+	}
+	return write(n, v)
+}
+
 func (f *copyWriter) String(n store.PropertyName, v string) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.String(n, v)
+	return forward(f, n, v, f.w.String)
 }
-
 func (f *copyWriter) Binary(n store.PropertyName, v []byte) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.Binary(n, v)
+	return forward(f, n, v, f.w.Binary)
 }
-
-func (f *copyWriter) Bool(n store.PropertyName, v bool) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.Bool(n, v)
-}
-
-func (f *copyWriter) Int32(n store.PropertyName, v int32) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.Int32(n, v)
-}
-
-func (f *copyWriter) Int64(n store.PropertyName, v int64) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.Int64(n, v)
-}
-
+func (f *copyWriter) Bool(n store.PropertyName, v bool) error   { return forward(f, n, v, f.w.Bool) }
+func (f *copyWriter) Int32(n store.PropertyName, v int32) error { return forward(f, n, v, f.w.Int32) }
+func (f *copyWriter) Int64(n store.PropertyName, v int64) error { return forward(f, n, v, f.w.Int64) }
 func (f *copyWriter) Double(n store.PropertyName, v float64) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.Double(n, v)
+	return forward(f, n, v, f.w.Double)
 }
-
 func (f *copyWriter) Time(n store.PropertyName, v time.Time) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.Time(n, v)
+	return forward(f, n, v, f.w.Time)
 }
-
 func (f *copyWriter) GUID(n store.PropertyName, v store.GUID) error {
-	if ok, err := f.pass(n); !ok {
-		return err
-	}
-	return f.w.GUID(n, v)
+	return forward(f, n, v, f.w.GUID)
 }
 
 // copyReader returns a reader of a full copy into *v on the typed lane
