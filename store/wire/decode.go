@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	"github.com/tablekit/tablekit/store"
 )
@@ -13,6 +14,7 @@ const annotationSuffix = "@odata.type"
 type annot struct {
 	name []byte
 	typ  store.EdmType
+	used bool // paired with the value next to it
 }
 
 // edmType maps an annotation value to its type; ok is false for a type
@@ -53,16 +55,26 @@ func memberName(tok []byte, escaped bool) ([]byte, error) {
 // Scan reads one entity object and calls fn for each property with a
 // value, in wire order: PartitionKey, RowKey, Timestamp and odata.etag
 // included, custom properties typed by their "@odata.type" annotation
-// (before or after the value) or, without one, by their JSON token.
-// Annotations, null values (the service's "not stored") and the other
-// odata.* metadata members are consumed silently. An error from fn stops
-// the scan and is returned as is.
+// (before or after the value, next to it or anywhere in the object) or,
+// without one, by their JSON token. Annotations, null values (the
+// service's "not stored") and the other odata.* metadata members are
+// consumed silently. An error from fn stops the scan and is returned as
+// is.
 //
 // Scan reads the object's bytes once and allocates nothing for an entity
 // of up to 16 annotated properties and 32 values with unescaped names: a
 // caller that converts values with the Property accessors pays only for
-// the values it keeps.
+// the values it keeps. Its cost grows in proportion to the properties: an
+// annotation is paired with its value as the scan meets them side by
+// side, which is where the service writes it, and only an annotation
+// left unpaired is looked for by name.
 func Scan(data []byte, fn func(p Property) error) error {
+	return scan(data, nil, fn)
+}
+
+// scan is Scan, calling begin (when set) with the number of values before
+// the first call of fn.
+func scan(data []byte, begin func(n int), fn func(p Property) error) error {
 	s := scanner{data: data}
 	if err := s.expect('{'); err != nil {
 		return err
@@ -71,8 +83,11 @@ func Scan(data []byte, fn func(p Property) error) error {
 	anns := annBuf[:0]
 	var memBuf [32]member
 	members := memBuf[:0]
-	// One scan: check the object's structure, collect the annotations and
-	// note where each member is.
+	var big *scanBufs // an entity past the arrays above
+	defer release(&big, &anns, &members)
+	paired := 0 // annotations paired with a value
+	// One scan: check the object's structure, collect the annotations,
+	// note where each value is and pair the neighbours.
 	if s.peek() != '}' {
 		for {
 			tok, esc, err := s.stringToken()
@@ -82,7 +97,7 @@ func Scan(data []byte, fn func(p Property) error) error {
 			if err := s.expect(':'); err != nil {
 				return err
 			}
-			m := member{tok: tok, esc: esc}
+			var m member
 			if s.peek() == '"' {
 				m.raw, m.rawEsc, err = s.stringToken()
 			} else {
@@ -103,9 +118,37 @@ func Scan(data []byte, fn func(p Property) error) error {
 				if !ok {
 					return fmt.Errorf("wire: property %q has unsupported type %s", name[:len(name)-len(annotationSuffix)], m.raw)
 				}
-				anns = append(anns, annot{name: name[:len(name)-len(annotationSuffix)], typ: typ})
+				a := annot{name: name[:len(name)-len(annotationSuffix)], typ: typ}
+				// An annotation after its value.
+				if n := len(members); n > 0 && members[n-1].typ == "" && bytes.Equal(members[n-1].name, a.name) {
+					members[n-1].typ, a.used = typ, true
+					paired++
+				}
+				if len(anns) == cap(anns) {
+					if big == nil {
+						big = scanPool.Get().(*scanBufs)
+					}
+					anns = grow(anns, &big.anns)
+				}
+				anns = append(anns, a)
 			} else if m.raw[0] != 'n' {
-				members = append(members, m)
+				if m.name, err = memberName(tok, esc); err != nil {
+					return err
+				}
+				if !bytes.HasSuffix(m.name, []byte(annotationSuffix)) && (!bytes.HasPrefix(m.name, []byte("odata.")) || string(m.name) == "odata.etag") {
+					// An annotation just before its value.
+					if n := len(anns); n > 0 && !anns[n-1].used && bytes.Equal(anns[n-1].name, m.name) {
+						m.typ, anns[n-1].used = anns[n-1].typ, true
+						paired++
+					}
+					if len(members) == cap(members) {
+						if big == nil {
+							big = scanPool.Get().(*scanBufs)
+						}
+						members = grow(members, &big.members)
+					}
+					members = append(members, m)
+				} // else an annotation whose name token had escapes, or metadata
 			}
 			c := s.peek()
 			if c == '}' {
@@ -123,35 +166,27 @@ func Scan(data []byte, fn func(p Property) error) error {
 	if err := s.end(); err != nil {
 		return err
 	}
-	// Deliver the values in wire order. The service writes each annotation
-	// just before its value, so the next unused annotation is tried first.
-	next := 0
+	if begin != nil {
+		begin(len(members))
+	}
+	// Deliver the values in wire order.
 	for i := range members {
 		m := &members[i]
-		name, err := memberName(m.tok, m.esc)
-		if err != nil {
-			return err
+		p := Property{Name: m.name, Raw: m.raw, Type: m.typ, escaped: m.rawEsc}
+		if p.Type == "" && paired < len(anns) {
+			p.Type = findAnnot(anns, m.name) // an annotation away from its value
 		}
-		if bytes.HasSuffix(name, []byte(annotationSuffix)) || (bytes.HasPrefix(name, []byte("odata.")) && string(name) != "odata.etag") {
-			continue // an annotation whose name token had escapes, or metadata
-		}
-		p := Property{Name: name, Raw: m.raw, escaped: m.rawEsc}
-		if next < len(anns) && bytes.Equal(anns[next].name, name) {
-			p.Type = anns[next].typ
-			next++
-		} else if t, ok := findAnnot(anns, name); ok {
-			p.Type = t
-		} else {
+		if p.Type == "" {
 			switch c := m.raw[0]; {
 			case c == '"':
 				p.Type = store.EdmString
-				if string(name) == "Timestamp" {
+				if string(m.name) == "Timestamp" {
 					p.Type = store.EdmDateTime
 				}
 			case c == 't' || c == 'f':
 				p.Type = store.EdmBoolean
 			case c == '{' || c == '[':
-				return fmt.Errorf("wire: property %q: a JSON object or array is not a Table service value", name)
+				return fmt.Errorf("wire: property %q: a JSON object or array is not a Table service value", m.name)
 			default:
 				p.Type = numberType(m.raw)
 			}
@@ -163,20 +198,59 @@ func Scan(data []byte, fn func(p Property) error) error {
 	return nil
 }
 
-// member is where one member of an entity object is: its name token, its
-// value token, and whether either holds escapes.
+// member is one value of an entity object: its name, its value token,
+// whether that holds escapes, and the type of the annotation paired with
+// it ("" when none is yet).
 type member struct {
-	tok, raw    []byte
-	esc, rawEsc bool
+	name, raw []byte
+	typ       store.EdmType
+	rawEsc    bool
 }
 
-func findAnnot(anns []annot, name []byte) (store.EdmType, bool) {
+// scanBufs holds the slices of an entity with more annotations or values
+// than scan's arrays, kept in scanPool for the next such entity (a wide
+// entity has up to 255 of each).
+type scanBufs struct {
+	anns    []annot
+	members []member
+}
+
+var scanPool = sync.Pool{New: func() any { return new(scanBufs) }}
+
+// grow returns a slice of twice buf's capacity holding buf's elements,
+// from *spare when that is large enough (a new one, kept in *spare, when
+// not).
+func grow[E any](buf []E, spare *[]E) []E {
+	if cap(*spare) < 2*cap(buf) {
+		*spare = make([]E, 0, 2*cap(buf))
+	}
+	return (*spare)[:copy((*spare)[:len(buf)], buf)]
+}
+
+// release clears what a scan left in *b (references to its input) and
+// returns *b to the pool, unless it is nil or grew past a thousand
+// entries.
+func release(b **scanBufs, anns *[]annot, members *[]member) {
+	if *b == nil {
+		return
+	}
+	clear(*anns)
+	clear(*members)
+	if cap((*b).anns) > 1024 || cap((*b).members) > 1024 {
+		return
+	}
+	scanPool.Put(*b)
+}
+
+// findAnnot returns the type of the first annotation of name not paired
+// with a value next to it, or "".
+func findAnnot(anns []annot, name []byte) store.EdmType {
 	for i := range anns {
-		if bytes.Equal(anns[i].name, name) {
-			return anns[i].typ, true
+		if !anns[i].used && bytes.Equal(anns[i].name, name) {
+			return anns[i].typ
 		}
 	}
-	return "", false
+	return ""
 }
 
 // numberType infers the type of an unannotated number: Edm.Int32 when it
@@ -201,7 +275,11 @@ func DecodeEntity(data []byte) (store.Entity, error) {
 }
 
 func decodeInto(data []byte, e *store.Entity) error {
-	return Scan(data, func(p Property) error {
+	return scan(data, func(n int) {
+		if n > 4 { // PartitionKey, RowKey, Timestamp and odata.etag are not properties
+			e.Properties = make(map[string]any, n-4)
+		}
+	}, func(p Property) error {
 		var err error
 		switch string(p.Name) {
 		case "PartitionKey":

@@ -2,8 +2,12 @@ package wire
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,6 +206,80 @@ func TestParseTimeForms(t *testing.T) {
 	for _, bad := range []string{"2024-13-01T00:00:00Z", "2024-05-06 07:08:09Z", "2024-05-06T24:00:00Z", "2024-05-06T07:08:09.Z", "2024-05-06T07:08:09+2:00", "2024-05-06T07:08:09ZZ"} {
 		if _, err := ParseTime([]byte(bad)); err == nil {
 			t.Errorf("ParseTime(%s) succeeded", bad)
+		}
+	}
+}
+
+// TestScanTypesEveryAnnotationPlacement builds entities of up to 300
+// properties whose annotations sit just before their value, just after
+// it, far from it in either direction, or nowhere, in random member
+// orders, and checks that Scan gives every property the type its
+// annotation names (or the one its token implies without one), as the
+// pairing of neighbours and the search of the rest must agree.
+func TestScanTypesEveryAnnotationPlacement(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 300 {
+		n := 1 + rng.IntN(300)
+		type member struct{ name, value string }
+		var ms []member
+		want := map[string]store.EdmType{}
+		var far []member // annotations placed elsewhere
+		for i := range n {
+			name := fmt.Sprintf("P%03d", i)
+			if rng.IntN(20) == 0 {
+				name = fmt.Sprintf("P\\u0030%02d", i) // an escaped name: "P0%02d"
+			}
+			plain := strings.ReplaceAll(name, "\\u0030", "0")
+			value, typ := `"s"`, store.EdmString
+			annotated := rng.IntN(3) != 0
+			if annotated {
+				value, typ = `"7"`, store.EdmInt64
+			}
+			want[plain] = typ
+			ann := member{name + "@odata.type", `"Edm.Int64"`}
+			switch p := rng.IntN(4); {
+			case !annotated:
+				ms = append(ms, member{name, value})
+			case p == 0:
+				ms = append(ms, ann, member{name, value})
+			case p == 1:
+				ms = append(ms, member{name, value}, ann)
+			default:
+				ms = append(ms, member{name, value})
+				far = append(far, ann)
+			}
+		}
+		for _, a := range far { // anywhere, before or after its value
+			i := rng.IntN(len(ms) + 1)
+			ms = slices.Insert(ms, i, a)
+		}
+		var b strings.Builder
+		b.WriteString(`{"PartitionKey":"p","RowKey":"r"`)
+		for _, m := range ms {
+			fmt.Fprintf(&b, `,"%s":%s`, m.name, m.value)
+		}
+		b.WriteString("}")
+		got := map[string]store.EdmType{}
+		err := Scan([]byte(b.String()), func(p Property) error {
+			if s := string(p.Name); s != "PartitionKey" && s != "RowKey" {
+				got[s] = p.Type
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if !maps.Equal(got, want) {
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("round %d: %s typed %q, want %q", round, k, got[k], v)
+				}
+			}
+			t.Fatalf("round %d: %d properties, %d typed", round, len(want), len(got))
+		}
+		e, err := DecodeEntity([]byte(b.String()))
+		if err != nil || len(e.Properties) != n {
+			t.Fatalf("round %d: DecodeEntity: %d properties, %v", round, len(e.Properties), err)
 		}
 	}
 }
