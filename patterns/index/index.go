@@ -318,18 +318,18 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (T, error)
 	}
 	if tt, ok := x.table.(store.TypedTable); ok && s.project == nil {
 		// The full copy, read straight into a T.
-		var v T
-		cr, finish, err := x.copyReader(&v)
+		f := new(found[T])
+		finish, err := x.readCopy(f)
 		if err != nil {
 			return zero, err
 		}
-		if err := tt.GetInto(ctx, pk, rk, nil, cr); err != nil {
+		if err := tt.GetInto(ctx, pk, rk, nil, &f.r); err != nil {
 			return zero, fmt.Errorf("index %s: value %q in partition %q: %w", index, naming.Cut(value), pk, err)
 		}
-		if err := cr.end(pk, rk, finish); err != nil {
+		if err := f.r.end(pk, rk, finish); err != nil {
 			return zero, err
 		}
-		return v, nil
+		return f.v, nil
 	}
 	// The read checks the keys (the partition's and the copy's, which
 	// the value makes) as any read does.

@@ -118,16 +118,24 @@ func (f *copyWriter) GUID(n store.PropertyName, v store.GUID) error {
 	return forward(f, n, v, f.w.GUID)
 }
 
-// copyReader returns a reader of a full copy into *v on the typed lane
-// (the repository's Reader): the copy's RowKey and ETag dropped and
-// RefProperty taken as the entity's RowKey, as decodeCopy does with an
-// Entity.
-func (x *Table[T]) copyReader(v *T) (*copyReader, func() error, error) {
-	rd, finish, err := x.repo.Reader(v)
+// found is what Find reads a full copy into on the typed lane: the value
+// and the reader that fills it, one allocation for the two.
+type found[T any] struct {
+	v T
+	r copyReader
+}
+
+// readCopy readies f to read a full copy into f.v on the typed lane (the
+// repository's Reader), through f.r: the copy's RowKey and ETag dropped
+// and RefProperty taken as the entity's RowKey, as decodeCopy does with an
+// Entity. It returns the read's finish.
+func (x *Table[T]) readCopy(f *found[T]) (func() error, error) {
+	rd, finish, err := x.repo.Reader(&f.v)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &copyReader{EntityReader: rd}, finish, nil
+	f.r.EntityReader = rd
+	return finish, nil
 }
 
 // end finishes the read of copy (pk, rk), refusing a row without a
