@@ -32,22 +32,73 @@ func (h *header) writerOf(v int64) (string, bool) {
 
 // parseHeader reads the package's properties of a header row.
 func parseHeader(e *store.Entity) (header, error) {
-	h := header{exists: true, etag: e.ETag}
-	v, ok := e.Properties[propVersion].(int64)
+	r := rowOf(e)
+	return r.header()
+}
+
+// header reads the package's properties of r, a header row.
+func (r *row) header() (header, error) {
+	h := header{exists: true, etag: r.etag}
+	v, ok := r.version.(int64)
 	if !ok || v < 1 {
-		return h, corrupt(e, "property %s is %v (%T), want an Int64 of 1 or more", propVersion, e.Properties[propVersion], e.Properties[propVersion])
+		return h, r.corrupt("property %s is %v (%T), want an Int64 of 1 or more", propVersion, r.version, r.version)
 	}
-	n, ok := e.Properties[propRows].(int32)
+	n, ok := r.rows.(int32)
 	if !ok || n < 0 || n > MaxRows {
-		return h, corrupt(e, "property %s is %v (%T), want an Int32 of 0 to %d", propRows, e.Properties[propRows], e.Properties[propRows], MaxRows)
+		return h, r.corrupt("property %s is %v (%T), want an Int32 of 0 to %d", propRows, r.rows, r.rows, MaxRows)
 	}
-	w, _ := e.Properties[propWrites].(string)
+	w, _ := r.writes.(string)
 	writes := strings.Fields(w)
 	if len(writes) == 0 || len(writes) > History || int64(len(writes)) > v {
-		return h, corrupt(e, "property %s lists %d writes for version %d", propWrites, len(writes), v)
+		return h, r.corrupt("property %s lists %d writes for version %d", propWrites, len(writes), v)
 	}
 	h.version, h.rows, h.writes = v, int(n), writes
 	return h, nil
+}
+
+// row is one row of a value as a read returned it: its keys and ETag, its
+// properties with a value (the package's own included) in the order they
+// came, and the package's own properties picked out (nil when absent).
+type row struct {
+	pk, rk                string
+	etag                  store.ETag
+	props                 []prop
+	version, rows, writes any
+}
+
+// prop is one property of a row.
+type prop struct {
+	name string
+	v    any
+}
+
+// rowOf turns an entity into a row.
+func rowOf(e *store.Entity) row {
+	r := row{pk: e.PartitionKey, rk: e.RowKey, etag: e.ETag, props: make([]prop, 0, len(e.Properties))}
+	for name, v := range e.Properties {
+		if v != nil {
+			r.props = append(r.props, prop{name, v})
+			r.own(name, v)
+		}
+	}
+	return r
+}
+
+// own picks out property name when it is one of the package's own.
+func (r *row) own(name string, v any) {
+	switch name {
+	case propVersion:
+		r.version = v
+	case propRows:
+		r.rows = v
+	case propWrites:
+		r.writes = v
+	}
+}
+
+// corrupt is the error about r, a row the package did not write as it is.
+func (r *row) corrupt(format string, args ...any) error {
+	return corrupt(&store.Entity{PartitionKey: r.pk, RowKey: r.rk}, format, args...)
 }
 
 // assembled is a value read back: its header and its properties.
@@ -61,43 +112,43 @@ type assembled struct {
 // otherwise says why they are not (a write landed between the pages of
 // the read); found is false for a value that does not exist or was
 // deleted.
-func assemble(id string, rows []store.Entity) (a assembled, found bool, torn string, err error) {
+func assemble(id string, rows []row) (a assembled, found bool, torn string, err error) {
 	if len(rows) == 0 {
 		return a, false, "", nil
 	}
 	head := &rows[0]
-	i, ok := rowIndex(id, head.RowKey)
+	i, ok := rowIndex(id, head.rk)
 	if !ok {
-		return a, false, "", corrupt(head, "the row is in the key range of value %q but is not one of its rows", id)
+		return a, false, "", head.corrupt("the row is in the key range of value %q but is not one of its rows", id)
 	}
 	if i != 0 {
 		return a, false, fmt.Sprintf("row %d came without the header (row 0): the value was created during the read", i), nil
 	}
-	if a.h, err = parseHeader(head); err != nil {
+	if a.h, err = head.header(); err != nil {
 		return a, false, "", err
 	}
 	if !a.h.live() {
 		return a, false, "", nil
 	}
-	parts := make([]*store.Entity, a.h.rows)
+	parts := make([]*row, a.h.rows)
 	parts[0] = head
 	for j := 1; j < len(rows); j++ {
-		e := &rows[j]
-		i, ok := rowIndex(id, e.RowKey)
+		r := &rows[j]
+		i, ok := rowIndex(id, r.rk)
 		if !ok {
-			return a, false, "", corrupt(e, "the row is in the key range of value %q but is not one of its rows", id)
+			return a, false, "", r.corrupt("the row is in the key range of value %q but is not one of its rows", id)
 		}
 		if i >= a.h.rows {
 			continue // a row of a later, longer version read after the header
 		}
-		v, ok := e.Properties[propVersion].(int64)
+		v, ok := r.version.(int64)
 		if !ok {
-			return a, false, "", corrupt(e, "property %s is %T, want an Int64", propVersion, e.Properties[propVersion])
+			return a, false, "", r.corrupt("property %s is %T, want an Int64", propVersion, r.version)
 		}
 		if v != a.h.version {
 			return a, false, fmt.Sprintf("the header is at version %d and row %d, read later, at version %d", a.h.version, i, v), nil
 		}
-		parts[i] = e
+		parts[i] = r
 	}
 	for i, p := range parts {
 		if p == nil {
@@ -108,73 +159,48 @@ func assemble(id string, rows []store.Entity) (a assembled, found bool, torn str
 	return a, err == nil, "", err
 }
 
-// join gathers the properties of a value's rows, putting split values
-// back together. The rows were read for this call alone, so the header's
-// property map becomes the value's: the other rows' properties join it
-// and the package's own leave it, which spares copying the largest part
-// of the value again.
-func join(parts []*store.Entity) (map[string]any, error) {
-	props := parts[0].Properties
-	if props == nil {
-		props = map[string]any{}
+// join gathers the properties of a value's rows into one map, sized for
+// all of them at once, putting split values back together and leaving
+// out the package's own properties.
+func join(parts []*row) (map[string]any, error) {
+	n := 0
+	for _, p := range parts {
+		n += len(p.props)
 	}
+	props := make(map[string]any, n)
 	var split map[string][]piece
-	var where map[string]*store.Entity
-	collect := func(p *store.Entity, name string, v any) error {
-		base, k, ok := parsePiece(name)
-		if !ok {
-			switch name {
-			case propVersion, propRows, propWrites:
-				return nil
-			}
-			return corrupt(p, "property %s is not one the package writes", name)
-		}
-		if split == nil {
-			split, where = map[string][]piece{}, map[string]*store.Entity{}
-		}
-		split[base] = append(split[base], piece{k, v})
-		where[base] = p
-		return nil
-	}
-	var own []string // the header's reserved properties, removed below
-	for name, v := range props {
-		if strings.HasPrefix(name, ReservedPrefix) {
-			own = append(own, name)
-			if v != nil {
-				if err := collect(parts[0], name, v); err != nil {
-					return nil, err
-				}
-			}
-		} else if v == nil {
-			own = append(own, name)
-		}
-	}
-	for _, name := range own {
-		delete(props, name)
-	}
-	for _, p := range parts[1:] {
-		for name, v := range p.Properties {
-			switch {
-			case v == nil:
-			case strings.HasPrefix(name, ReservedPrefix):
-				if err := collect(p, name, v); err != nil {
-					return nil, err
-				}
-			default:
+	var where map[string]*row
+	for _, p := range parts {
+		for _, pr := range p.props {
+			if !strings.HasPrefix(pr.name, ReservedPrefix) {
 				n := len(props)
-				if props[name] = v; len(props) == n {
-					return nil, corrupt(p, "property %s is stored in two rows", name)
+				if props[pr.name] = pr.v; len(props) == n {
+					return nil, p.corrupt("property %s is stored in two rows", pr.name)
 				}
+				continue
 			}
+			base, k, ok := parsePiece(pr.name)
+			if !ok {
+				switch pr.name {
+				case propVersion, propRows, propWrites:
+					continue
+				}
+				return nil, p.corrupt("property %s is not one the package writes", pr.name)
+			}
+			if split == nil {
+				split, where = map[string][]piece{}, map[string]*row{}
+			}
+			split[base] = append(split[base], piece{k, pr.v})
+			where[base] = p
 		}
 	}
 	for name, ps := range split {
 		if _, dup := props[name]; dup {
-			return nil, corrupt(where[name], "property %s is stored both whole and in pieces", name)
+			return nil, where[name].corrupt("property %s is stored both whole and in pieces", name)
 		}
 		v, err := glue(name, ps)
 		if err != nil {
-			return nil, corrupt(where[name], "%v", err)
+			return nil, where[name].corrupt("%v", err)
 		}
 		props[name] = v
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
+	"unsafe"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
@@ -87,19 +89,39 @@ func (w *Wide[T]) Read(ctx context.Context, pk, id string) (*Snapshot[T], error)
 	return nil, t.wrap(fmt.Errorf("%w: %d attempts, the last one because %s", ErrInconsistentRead, w.attempts, why))
 }
 
-// pages runs a query to its end.
-func (w *Wide[T]) pages(ctx context.Context, q store.Query, requests *int) ([]store.Entity, error) {
-	var rows []store.Entity
+// pages runs a query to its end and returns its rows. Over a
+// store.TypedTable the rows' properties are read straight into one slice
+// for all of them, with no map per row.
+func (w *Wide[T]) pages(ctx context.Context, q store.Query, requests *int) ([]row, error) {
+	if tt, ok := w.table.(store.TypedTable); ok {
+		rr := &rowsReader{props: make([]prop, 0, min(w.props.Load(), MaxRows*(store.MaxCustomProperties+3)))}
+		defer func() { w.props.Store(int64(len(rr.props))) }()
+		next := func() store.EntityReader {
+			rr.start()
+			return rr
+		}
+		for {
+			*requests++
+			cont, _, err := tt.QueryInto(ctx, q, next)
+			if err != nil {
+				return nil, err
+			}
+			rr.close()
+			if cont == "" {
+				return rr.rows, nil
+			}
+			q.Continuation = cont
+		}
+	}
+	var rows []row
 	for {
 		*requests++
 		page, err := w.table.Query(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		if rows == nil {
-			rows = page.Entities
-		} else {
-			rows = append(rows, page.Entities...)
+		for i := range page.Entities {
+			rows = append(rows, rowOf(&page.Entities[i]))
 		}
 		if page.Continuation == "" {
 			return rows, nil
@@ -107,6 +129,75 @@ func (w *Wide[T]) pages(ctx context.Context, q store.Query, requests *int) ([]st
 		q.Continuation = page.Continuation
 	}
 }
+
+// rowsReader reads the entities of query pages into rows, every row's
+// properties appended to one slice.
+type rowsReader struct {
+	rows  []row
+	props []prop
+	names []byte // the chunk names are copied into
+	from  int    // where the current row's properties start in props
+	open  bool   // the last row is still being read
+}
+
+// start begins a row, closing the one before.
+func (rr *rowsReader) start() {
+	rr.close()
+	rr.rows = append(rr.rows, row{})
+	rr.from, rr.open = len(rr.props), true
+}
+
+// close ends the current row: its properties are props[from:].
+func (rr *rowsReader) close() {
+	if rr.open {
+		rr.rows[len(rr.rows)-1].props = rr.props[rr.from:len(rr.props):len(rr.props)]
+		rr.open = false
+	}
+}
+
+func (rr *rowsReader) cur() *row { return &rr.rows[len(rr.rows)-1] }
+
+// add appends property name (copied: a reader's names are valid only
+// during the call) to the current row.
+func (rr *rowsReader) add(name string, v any) error {
+	name = rr.keep(name)
+	rr.props = append(rr.props, prop{name, v})
+	rr.cur().own(name, v)
+	return nil
+}
+
+// keep returns a copy of name. The copies share chunks of a few KiB, each
+// written once and never changed, instead of one allocation a name.
+func (rr *rowsReader) keep(name string) string {
+	if len(name) == 0 {
+		return ""
+	}
+	if cap(rr.names)-len(rr.names) < len(name) {
+		rr.names = make([]byte, 0, max(nameChunk, len(name)))
+	}
+	at := len(rr.names)
+	rr.names = append(rr.names, name...)
+	return unsafe.String(&rr.names[at], len(name))
+}
+
+// nameChunk is the size of the chunks rowsReader copies names into: the
+// names of a row of 252 properties of 30 bytes or less.
+const nameChunk = 8 << 10
+
+func (rr *rowsReader) SetPartitionKey(pk string) error       { rr.cur().pk = pk; return nil }
+func (rr *rowsReader) SetRowKey(rk string) error             { rr.cur().rk = rk; return nil }
+func (rr *rowsReader) SetTimestamp(time.Time) error          { return nil }
+func (rr *rowsReader) SetETag(etag store.ETag) error         { rr.cur().etag = etag; return nil }
+func (rr *rowsReader) SetString(name, v string) error        { return rr.add(name, v) }
+func (rr *rowsReader) SetBinary(name string, v []byte) error { return rr.add(name, v) }
+func (rr *rowsReader) SetBool(name string, v bool) error     { return rr.add(name, v) }
+func (rr *rowsReader) SetInt32(name string, v int32) error   { return rr.add(name, v) }
+func (rr *rowsReader) SetInt64(name string, v int64) error   { return rr.add(name, v) }
+func (rr *rowsReader) SetDouble(name string, v float64) error {
+	return rr.add(name, v)
+}
+func (rr *rowsReader) SetTime(name string, v time.Time) error  { return rr.add(name, v) }
+func (rr *rowsReader) SetGUID(name string, v store.GUID) error { return rr.add(name, v) }
 
 // IDs returns the ids of the values stored in partition pk (of T's kind,
 // when T declares a RowKey prefix), in RowKey order. It reads only the

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -53,6 +54,9 @@ type Wide[T any] struct {
 	backoff  func(int) time.Duration
 	random   func() uint64
 	pageSize int
+	// props is how many properties the last read through the typed lane
+	// read, which sizes the next one's slice.
+	props atomic.Int64
 }
 
 // New returns the wide values of type T in table name of st. T is a
