@@ -94,7 +94,7 @@ func (w *Wide[T]) Read(ctx context.Context, pk, id string) (*Snapshot[T], error)
 // for all of them, with no map per row.
 func (w *Wide[T]) pages(ctx context.Context, q store.Query, requests *int) ([]row, error) {
 	if tt, ok := w.table.(store.TypedTable); ok {
-		rr := &rowsReader{props: make([]prop, 0, min(w.props.Load(), MaxRows*(store.MaxCustomProperties+3)))}
+		rr := &rowsReader{props: make([]prop, 0, min(w.props.Load(), maxPropsHint))}
 		defer func() { w.props.Store(int64(len(rr.props))) }()
 		next := func() store.EntityReader {
 			rr.start()
@@ -179,6 +179,11 @@ func (rr *rowsReader) keep(name string) string {
 	rr.names = append(rr.names, name...)
 	return unsafe.String(&rr.names[at], len(name))
 }
+
+// maxPropsHint bounds the slice a read starts with, sized by the read
+// before it: a value of thousands of properties grows its own instead of
+// making every later read of a small value start that large.
+const maxPropsHint = 1024
 
 // nameChunk is the size of the chunks rowsReader copies names into: the
 // names of a row of 252 properties of 30 bytes or less.

@@ -55,7 +55,7 @@ type Wide[T any] struct {
 	random   func() uint64
 	pageSize int
 	// props is how many properties the last read through the typed lane
-	// read, which sizes the next one's slice.
+	// read, which sizes the next one's slice (up to maxPropsHint).
 	props atomic.Int64
 }
 
