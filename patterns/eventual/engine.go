@@ -34,6 +34,16 @@ type Options struct {
 	// StepAttempts bounds the tries of one step within one receive while
 	// it fails transiently (default 4).
 	StepAttempts int
+	// StepTimeout bounds one try of a step, and each read and removal
+	// around the steps (the outbox row, the operation's blob), default
+	// 1 minute. A try still running then is abandoned and counts as a
+	// transient failure: steps are idempotent under their version guards,
+	// so the next try (or a later receive) finishes the work whatever the
+	// abandoned one did. Without a bound, a request the service never
+	// answers would keep its message hidden for as long as the worker
+	// runs, since the worker extends the message's visibility while an
+	// operation runs.
+	StepTimeout time.Duration
 	// Backoff is the first pause between step tries, doubling (default
 	// 100 ms); a failed receive reappears after Backoff times the receive
 	// count, at least 1 s.
@@ -106,7 +116,7 @@ func New(st store.Store, opts Options) (*Engine, error) {
 		name string
 		v    int64
 	}{{"MaxReceives", int64(o.MaxReceives)}, {"Visibility", int64(o.Visibility)}, {"StepAttempts", int64(o.StepAttempts)},
-		{"WriteAttempts", int64(o.WriteAttempts)}, {"Backoff", int64(o.Backoff)}, {"Concurrency", int64(o.Concurrency)}, {"SweepAfter", int64(o.SweepAfter)}, {"PollInterval", int64(o.PollInterval)}} {
+		{"StepTimeout", int64(o.StepTimeout)}, {"WriteAttempts", int64(o.WriteAttempts)}, {"Backoff", int64(o.Backoff)}, {"Concurrency", int64(o.Concurrency)}, {"SweepAfter", int64(o.SweepAfter)}, {"PollInterval", int64(o.PollInterval)}} {
 		if f.v < 0 {
 			return nil, refuse("Options.%s is %d: it must be 0 (the default) or positive", f.name, f.v)
 		}
@@ -122,6 +132,9 @@ func New(st store.Store, opts Options) (*Engine, error) {
 	}
 	if o.StepAttempts == 0 {
 		o.StepAttempts = 4
+	}
+	if o.StepTimeout == 0 {
+		o.StepTimeout = time.Minute
 	}
 	if o.WriteAttempts == 0 {
 		o.WriteAttempts = 8

@@ -176,7 +176,7 @@ func (e *Engine) handle(ctx context.Context, m store.Message) {
 		return
 	}
 	if done != nil {
-		if err := done(ctx); err != nil {
+		if err := e.bounded(ctx, done); err != nil {
 			e.retryLater(ctx, r.get(), env, err)
 			return
 		}
@@ -224,7 +224,11 @@ func (e *Engine) runOutbox(ctx context.Context, ref outboxRef) (func(context.Con
 	if err != nil {
 		return nil, err
 	}
-	row, err := ob.Get(ctx, ref.PK, ref.ID)
+	var row partition.OutboxRow
+	err = e.bounded(ctx, func(ctx context.Context) (err error) {
+		row, err = ob.Get(ctx, ref.PK, ref.ID)
+		return err
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -264,7 +268,11 @@ func (e *Engine) loadBlob(ctx context.Context, name string) (Operation, error) {
 	if e.o.Container == "" {
 		return Operation{}, fmt.Errorf("%w: blob %s: Options.Container is empty", ErrBlobMissing, name)
 	}
-	data, _, err := e.st.Container(e.o.Container).Get(ctx, name)
+	var data []byte
+	err := e.bounded(ctx, func(ctx context.Context) (err error) {
+		data, _, err = e.st.Container(e.o.Container).Get(ctx, name)
+		return err
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return Operation{}, fmt.Errorf("%w: blob %s of container %s: %w", ErrBlobMissing, name, e.o.Container, err)
 	}
@@ -353,7 +361,8 @@ func (e *Engine) run(ctx context.Context, op Operation) error {
 					return serr
 				}
 			}
-			if err = e.step(ctx, op, s); err == nil || permanent(err) {
+			err = e.bounded(ctx, func(ctx context.Context) error { return e.step(ctx, op, s) })
+			if err == nil || permanent(err) {
 				break
 			}
 		}
@@ -362,6 +371,18 @@ func (e *Engine) run(ctx context.Context, op Operation) error {
 		}
 	}
 	return nil
+}
+
+// bounded runs f under Options.StepTimeout. When the bound, not ctx,
+// ends it, the error says so (and matches context.DeadlineExceeded).
+func (e *Engine) bounded(ctx context.Context, f func(ctx context.Context) error) error {
+	tctx, cancel := context.WithTimeout(ctx, e.o.StepTimeout)
+	defer cancel()
+	err := f(tctx)
+	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("eventual: abandoned after Options.StepTimeout (%s): %w", e.o.StepTimeout, err)
+	}
+	return err
 }
 
 // errContended: the row kept changing under a guarded write.

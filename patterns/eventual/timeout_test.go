@@ -1,0 +1,119 @@
+package eventual_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/store"
+)
+
+// hangingStore makes the first reads of one table hang until their
+// context ends, as a request the service never answers does.
+type hangingStore struct {
+	store.Store
+	table string
+	hangs atomic.Int64 // reads still to hang
+	hung  atomic.Int64 // reads that hung
+}
+
+func (h *hangingStore) Table(name string) store.Table {
+	t := h.Store.Table(name)
+	if name != h.table {
+		return t
+	}
+	return hangingTable{Table: t, s: h}
+}
+
+type hangingTable struct {
+	store.Table
+	s *hangingStore
+}
+
+func (t hangingTable) Get(ctx context.Context, pk, rk string, opts *store.GetOptions) (store.Entity, error) {
+	if t.s.hangs.Add(-1) >= 0 {
+		t.s.hung.Add(1)
+		<-ctx.Done()
+		return store.Entity{}, ctx.Err()
+	}
+	return t.Table.Get(ctx, pk, rk, opts)
+}
+
+// TestHungRequestsAreAbandoned: a step whose request is never answered is
+// abandoned after Options.StepTimeout and tried again, so the operation
+// completes instead of holding its message, kept hidden by the worker's
+// heartbeat, for as long as the worker runs. Two hung tries are absorbed
+// within one receive; four (every try of a receive) send the message
+// back to the queue with the reason, and the next receive completes it.
+func TestHungRequestsAreAbandoned(t *testing.T) {
+	for _, hangs := range []int64{2, 4} {
+		t.Run(map[int64]string{2: "two tries hang", 4: "every try of a receive hangs"}[hangs], func(t *testing.T) {
+			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+				ctx := t.Context()
+				st := e.B.Store
+				src, dst := e.B.NewTable(t, "hsrc"), e.B.NewTable(t, "hdst")
+				hs := &hangingStore{Store: st, table: dst}
+				o := opts(e, "hung")
+				o.StepTimeout = 100 * time.Millisecond
+				eng := eventualtest.NewEngine(t, hs, o)
+				res, err := eng.Write(ctx, src, "p", func(tx *eventual.Tx) error {
+					if err := tx.Upsert("row", store.Entity{RowKey: "r", Properties: map[string]any{"N": int64(1)}}, store.Replace); err != nil {
+						return err
+					}
+					return tx.Then(ctx, "r", eventual.Upsert(dst, store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"N": int64(1)}}))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hs.hangs.Store(hangs)
+				// Without the bound this receive would never return; the
+				// test's own deadline tells that apart from an error.
+				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				n, err := eng.ProcessOnce(rctx)
+				expired := rctx.Err() != nil
+				cancel()
+				if expired {
+					t.Fatal("the receive ran until the test's deadline: the hung reads were not abandoned")
+				}
+				if err != nil || n != 1 {
+					t.Fatalf("first receive: %d messages, %v", n, err)
+				}
+				_, gerr := st.Table(dst).Get(ctx, "p", "r", nil)
+				switch {
+				case hangs < 4 && gerr != nil:
+					t.Fatalf("after %d hung tries the step should have completed in the same receive: %v", hangs, gerr)
+				case hangs == 4 && !errors.Is(gerr, store.ErrNotFound):
+					t.Fatalf("every try hung, yet the copy exists: %v", gerr)
+				}
+				eventualtest.Drain(t, e, &eng, o, st, src)
+				got, err := st.Table(dst).Get(ctx, "p", "r", nil)
+				if err != nil || got.Properties[eventual.VersionProperty] != res.Version {
+					t.Fatalf("the copy: %v, %v; want version %d", got.Properties, err, res.Version)
+				}
+				if p, err := eng.Poisoned(ctx, 32); err != nil || len(p) != 0 {
+					t.Fatalf("poison: %d messages, %v", len(p), err)
+				}
+				t.Logf("%s: %d reads hung and were abandoned after %s; the copy is at version %d, nothing poisoned",
+					e.B.Name, hs.hung.Load(), o.StepTimeout, res.Version)
+				if hs.hung.Load() != hangs {
+					t.Fatalf("%d reads hung, want %d", hs.hung.Load(), hangs)
+				}
+			})
+		})
+	}
+}
+
+// TestStepTimeoutOption: a negative StepTimeout is refused, naming it.
+func TestStepTimeoutOption(t *testing.T) {
+	e := eventualtest.MemEnv()
+	o := opts(e, "opt")
+	o.StepTimeout = -time.Second
+	if _, err := eventual.New(e.B.Store, o); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "StepTimeout") {
+		t.Fatalf("a negative StepTimeout: %v", err)
+	}
+}
