@@ -33,7 +33,9 @@ type StepHandler struct {
 	// Check, when set, refuses a step no worker could run, before the
 	// source write commits (Tx.Then, Submit) and again before it runs.
 	Check func(s Step) error
-	// Run carries out the step.
+	// Run carries out the step. It must return when ctx ends: each try
+	// runs under Options.StepTimeout, and a Run that ignores its context
+	// holds the worker's slot and its message for as long as it runs.
 	Run func(ctx context.Context, op Operation, s Step) error
 }
 
