@@ -34,15 +34,16 @@ type Options struct {
 	// StepAttempts bounds the tries of one step within one receive while
 	// it fails transiently (default 4).
 	StepAttempts int
-	// StepTimeout bounds one try of a step, and each read and removal
-	// around the steps (the outbox row, the operation's blob), default
-	// 1 minute. A try still running then is abandoned and counts as a
-	// transient failure: steps are idempotent under their version guards,
-	// so the next try (or a later receive) finishes the work whatever the
-	// abandoned one did. Without a bound, a request the service never
-	// answers would keep its message hidden for as long as the worker
-	// runs, since the worker extends the message's visibility while an
-	// operation runs.
+	// StepTimeout bounds one try of a step, and each request the worker
+	// makes around the steps (receives, visibility updates, the outbox
+	// row, the operation's blob, the message's removal, the poison
+	// queue), default 1 minute. A try still running then is abandoned and
+	// counts as a transient failure: steps are idempotent under their
+	// version guards, so the next try (or a later receive) finishes the
+	// work whatever the abandoned one did. Without a bound, a request the
+	// service never answers would stall the worker, and keep its message
+	// hidden for as long as the worker runs, since the worker extends the
+	// message's visibility while an operation runs.
 	StepTimeout time.Duration
 	// Backoff is the first pause between step tries, doubling (default
 	// 100 ms); a failed receive reappears after Backoff times the receive

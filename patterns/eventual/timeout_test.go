@@ -22,6 +22,26 @@ type hangingStore struct {
 	hung  atomic.Int64 // reads that hung
 }
 
+func (h *hangingStore) Queue(name string) store.Queue {
+	return hangingQueue{Queue: h.Store.Queue(name), s: h}
+}
+
+// hangingQueue makes receives hang while the store has hangs left and
+// its table is "" (a store that hangs receives, not reads).
+type hangingQueue struct {
+	store.Queue
+	s *hangingStore
+}
+
+func (q hangingQueue) Get(ctx context.Context, n int, visibility time.Duration) ([]store.Message, error) {
+	if q.s.table == "" && q.s.hangs.Add(-1) >= 0 {
+		q.s.hung.Add(1)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return q.Queue.Get(ctx, n, visibility)
+}
+
 func (h *hangingStore) Table(name string) store.Table {
 	t := h.Store.Table(name)
 	if name != h.table {
@@ -106,6 +126,44 @@ func TestHungRequestsAreAbandoned(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestHungReceiveIsAbandoned: a receive the service never answers is
+// abandoned after Options.StepTimeout with an error that says so, and the
+// next receive carries out the operation.
+func TestHungReceiveIsAbandoned(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := t.Context()
+		st := e.B.Store
+		src, dst := e.B.NewTable(t, "rsrc"), e.B.NewTable(t, "rdst")
+		hs := &hangingStore{Store: st}
+		o := opts(e, "hungget")
+		o.StepTimeout = 100 * time.Millisecond
+		eng := eventualtest.NewEngine(t, hs, o)
+		res, err := eng.Write(ctx, src, "p", func(tx *eventual.Tx) error {
+			if err := tx.Upsert("row", store.Entity{RowKey: "r"}, store.Replace); err != nil {
+				return err
+			}
+			return tx.Then(ctx, "r", eventual.Upsert(dst, store.Entity{PartitionKey: "p", RowKey: "r"}))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs.hangs.Store(1)
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		n, rerr := eng.ProcessOnce(rctx)
+		expired := rctx.Err() != nil
+		cancel()
+		if expired || n != 0 || !errors.Is(rerr, context.DeadlineExceeded) || !strings.Contains(rerr.Error(), "StepTimeout") {
+			t.Fatalf("a hung receive: %d messages, %v (the test's deadline passed: %v)", n, rerr, expired)
+		}
+		eventualtest.Drain(t, e, &eng, o, st, src)
+		got, err := st.Table(dst).Get(ctx, "p", "r", nil)
+		if err != nil || got.Properties[eventual.VersionProperty] != res.Version {
+			t.Fatalf("the copy: %v, %v", got.Properties, err)
+		}
+		t.Logf("%s: the hung receive was abandoned (%v); the next one carried the operation out", e.B.Name, rerr)
+	})
 }
 
 // TestStepTimeoutOption: a negative StepTimeout is refused, naming it.

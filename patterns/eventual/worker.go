@@ -56,7 +56,11 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 			}
 			break
 		}
-		msgs, err := e.queue.Get(ctx, free, e.o.Visibility)
+		var msgs []store.Message
+		err := e.bounded(ctx, func(ctx context.Context) (err error) {
+			msgs, err = e.queue.Get(ctx, free, e.o.Visibility)
+			return err
+		})
 		for range free - len(msgs) {
 			<-slots
 		}
@@ -73,7 +77,12 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 			wg.Wait()
 			// Operations that just finished may have left nothing behind;
 			// look once more before stopping.
-			if more, perr := e.queue.Peek(ctx, 1); perr == nil && len(more) == 0 {
+			var more []store.Message
+			perr := e.bounded(ctx, func(ctx context.Context) (err error) {
+				more, err = e.queue.Peek(ctx, 1)
+				return err
+			})
+			if perr == nil && len(more) == 0 {
 				return nil
 			}
 			continue
@@ -91,7 +100,11 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 // MaxReceives times goes to the poison queue with the error of every
 // attempt.
 func (e *Engine) ProcessOnce(ctx context.Context) (int, error) {
-	msgs, err := e.queue.Get(ctx, min(e.o.Concurrency, store.MaxMessagesPerGet), e.o.Visibility)
+	var msgs []store.Message
+	err := e.bounded(ctx, func(ctx context.Context) (err error) {
+		msgs, err = e.queue.Get(ctx, min(e.o.Concurrency, store.MaxMessagesPerGet), e.o.Visibility)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("eventual: receive from %s: %w", e.o.Queue, err)
 	}
@@ -137,7 +150,11 @@ func (e *Engine) heartbeat(ctx context.Context, r *receipt) (stop func()) {
 			case <-t.C:
 			}
 			r.mu.Lock()
-			m, err := e.queue.Update(ctx, r.msg.ID, r.msg.PopReceipt, nil, e.o.Visibility)
+			var m store.Message
+			err := e.bounded(ctx, func(ctx context.Context) (err error) {
+				m, err = e.queue.Update(ctx, r.msg.ID, r.msg.PopReceipt, nil, e.o.Visibility)
+				return err
+			})
 			if err == nil {
 				r.msg.PopReceipt, r.msg.NextVisible = m.PopReceipt, m.NextVisible
 			}
@@ -182,7 +199,8 @@ func (e *Engine) handle(ctx context.Context, m store.Message) {
 		}
 	}
 	cur := r.get()
-	_ = e.queue.DeleteMessage(ctx, cur.ID, cur.PopReceipt) // a lost delete only repeats the operation
+	// A lost delete only repeats the operation.
+	_ = e.bounded(ctx, func(ctx context.Context) error { return e.queue.DeleteMessage(ctx, cur.ID, cur.PopReceipt) })
 }
 
 // permanent reports an error no retry can cure: a step the service
@@ -301,7 +319,10 @@ func (e *Engine) retryLater(ctx context.Context, m store.Message, env envelope, 
 	body := e.fit(env)
 	delay := max(time.Second, e.o.Backoff*time.Duration(m.DequeueCount))
 	delay = min(delay, e.o.Visibility*4)
-	if _, err := e.queue.Update(ctx, m.ID, m.PopReceipt, body, delay); err != nil {
+	if err := e.bounded(ctx, func(ctx context.Context) error {
+		_, err := e.queue.Update(ctx, m.ID, m.PopReceipt, body, delay)
+		return err
+	}); err != nil {
 		// The message reappears when its visibility ends anyway.
 		return
 	}
@@ -336,10 +357,13 @@ func (e *Engine) toPoison(ctx context.Context, m store.Message, env envelope, ca
 		// Not an operation message: keep its bytes as they were.
 		body, _ = json.Marshal(poisonRaw{Raw: m.Body, Attempts: env.Attempts})
 	}
-	if _, err := e.poison.Put(ctx, body, &store.PutOptions{TTL: store.NeverExpires}); err != nil {
+	if err := e.bounded(ctx, func(ctx context.Context) error {
+		_, err := e.poison.Put(ctx, body, &store.PutOptions{TTL: store.NeverExpires})
+		return err
+	}); err != nil {
 		return // the message stays; the next receive tries again
 	}
-	_ = e.queue.DeleteMessage(ctx, m.ID, m.PopReceipt)
+	_ = e.bounded(ctx, func(ctx context.Context) error { return e.queue.DeleteMessage(ctx, m.ID, m.PopReceipt) })
 }
 
 // poisonRaw keeps a message that is not an operation message.
@@ -380,7 +404,7 @@ func (e *Engine) bounded(ctx context.Context, f func(ctx context.Context) error)
 	defer cancel()
 	err := f(tctx)
 	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("eventual: abandoned after Options.StepTimeout (%s): %w", e.o.StepTimeout, err)
+		return fmt.Errorf("abandoned after Options.StepTimeout (%s): %w", e.o.StepTimeout, err)
 	}
 	return err
 }
