@@ -175,3 +175,53 @@ func TestStepTimeoutOption(t *testing.T) {
 		t.Fatalf("a negative StepTimeout: %v", err)
 	}
 }
+
+// failingPeekQueue refuses every peek, counting them, and cancels the
+// test's context after 1,000 (a loop that never pauses).
+type failingPeekQueue struct {
+	store.Queue
+	peeks  *atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (q failingPeekQueue) Peek(ctx context.Context, n int) ([]store.Message, error) {
+	if q.peeks.Add(1) >= 1000 {
+		q.cancel()
+	}
+	return nil, store.Errorf(store.CodeServerBusy, 503, "peek refused")
+}
+
+type failingPeekStore struct {
+	store.Store
+	q failingPeekQueue
+}
+
+func (s failingPeekStore) Queue(name string) store.Queue {
+	q := s.q
+	q.Queue = s.Store.Queue(name)
+	return q
+}
+
+// TestDrainPacesFailingPeeks: Drain looks at an empty queue once more
+// before it stops; when that look fails, it waits PollInterval before the
+// next round, as after a failed receive, instead of spinning.
+func TestDrainPacesFailingPeeks(t *testing.T) {
+	e := eventualtest.MemEnv()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var peeks, sleeps atomic.Int64
+	st := failingPeekStore{Store: e.B.Store, q: failingPeekQueue{peeks: &peeks, cancel: cancel}}
+	o := opts(e, "peek")
+	o.Sleep = func(ctx context.Context, d time.Duration) error {
+		if sleeps.Add(1) >= 5 {
+			cancel()
+		}
+		return ctx.Err()
+	}
+	eng := eventualtest.NewEngine(t, st, o)
+	err := eng.Drain(ctx)
+	t.Logf("Drain: %v after %d failed peeks and %d pauses", err, peeks.Load(), sleeps.Load())
+	if !errors.Is(err, context.Canceled) || peeks.Load() > sleeps.Load()+1 {
+		t.Fatalf("Drain: %v after %d failed peeks and %d pauses: want a pause after each failed peek", err, peeks.Load(), sleeps.Load())
+	}
+}

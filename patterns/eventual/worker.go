@@ -85,7 +85,10 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 			if perr == nil && len(more) == 0 {
 				return nil
 			}
-			continue
+			if perr == nil {
+				continue // a message showed up: receive it
+			}
+			// A failing peek waits as a failing receive does.
 		}
 		if serr := e.o.Sleep(ctx, e.o.PollInterval); serr != nil {
 			return serr
