@@ -125,10 +125,7 @@ func scan(data []byte, begin func(n int), fn func(p Property) error) error {
 					paired++
 				}
 				if len(anns) == cap(anns) {
-					if big == nil {
-						big = scanPool.Get().(*scanBufs)
-					}
-					anns = grow(anns, &big.anns)
+					anns = grow(anns, &spare(&big).anns)
 				}
 				anns = append(anns, a)
 			} else if m.raw[0] != 'n' {
@@ -142,10 +139,7 @@ func scan(data []byte, begin func(n int), fn func(p Property) error) error {
 						paired++
 					}
 					if len(members) == cap(members) {
-						if big == nil {
-							big = scanPool.Get().(*scanBufs)
-						}
-						members = grow(members, &big.members)
+						members = grow(members, &spare(&big).members)
 					}
 					members = append(members, m)
 				} // else an annotation whose name token had escapes, or metadata
@@ -216,6 +210,14 @@ type scanBufs struct {
 }
 
 var scanPool = sync.Pool{New: func() any { return new(scanBufs) }}
+
+// spare returns *b, taken from scanPool first when nil.
+func spare(b **scanBufs) *scanBufs {
+	if *b == nil {
+		*b = scanPool.Get().(*scanBufs)
+	}
+	return *b
+}
 
 // grow returns a slice of twice buf's capacity holding buf's elements,
 // from *spare when that is large enough (a new one, kept in *spare, when
