@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/azuritetest"
+	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/interleave"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
@@ -23,6 +24,9 @@ import (
 //
 //	go test -run '^$' -bench Indexed -benchtime 1x -v ./patterns/index/
 //	scripts/with-azurite.sh go test -run '^$' -bench Indexed/azurite -benchtime 1x -v ./patterns/index/
+//
+// Indexed/azurite-rtt5ms runs the same against Azurite behind a 5 ms
+// round trip.
 func BenchmarkIndexed(b *testing.B) {
 	b.Run("memstore", func(b *testing.B) { benchIndexed(b, memstore.New(), 40*time.Millisecond) })
 	b.Run("azurite", func(b *testing.B) {
@@ -31,6 +35,11 @@ func BenchmarkIndexed(b *testing.B) {
 			b.Fatal(err)
 		}
 		benchIndexed(b, st, 300*time.Millisecond)
+	})
+	// Azurite behind a loopback proxy that delays every request by 5 ms,
+	// as a network round trip to the service does.
+	b.Run("azurite-rtt5ms", func(b *testing.B) {
+		benchIndexed(b, backendtest.AzuriteBehindDelay(b, 5*time.Millisecond).Store, 300*time.Millisecond)
 	})
 }
 
