@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/azuritetest"
+	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/interleave"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
@@ -103,6 +104,21 @@ func BenchmarkLatest10Azurite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	table := fmt.Sprintf("Expenses%d", time.Now().UnixNano()%1_000_000_000)
+	if err := st.CreateTable(context.Background(), table); err != nil {
+		b.Fatal(err)
+	}
+	defer st.DeleteTable(context.Background(), table)
+	runLatest(b, st, table, interleave.Config{Rounds: 15, Slice: 200 * time.Millisecond})
+}
+
+// BenchmarkLatest10AzuriteRTT is BenchmarkLatest10Azurite with every
+// request delayed by 5 ms through a loopback proxy, as a network round
+// trip to the service delays it:
+//
+//	scripts/with-azurite.sh go test -run '^$' -bench Latest10AzuriteRTT -benchtime 1x -timeout 30m ./patterns/logtail/
+func BenchmarkLatest10AzuriteRTT(b *testing.B) {
+	st := backendtest.AzuriteBehindDelay(b, 5*time.Millisecond).Store
 	table := fmt.Sprintf("Expenses%d", time.Now().UnixNano()%1_000_000_000)
 	if err := st.CreateTable(context.Background(), table); err != nil {
 		b.Fatal(err)
