@@ -387,17 +387,7 @@ func TestRegistryTypedWritesMatchEntityRoute(t *testing.T) {
 		if !reflect.DeepEqual(errs[0], errs[1]) {
 			t.Fatalf("outcomes differ:\ntyped:\n%s\nentity:\n%s", strings.Join(errs[0], "\n"), strings.Join(errs[1], "\n"))
 		}
-		stored := func(table string) []string {
-			var out []string
-			for e, err := range store.All(ctx, st.Table(table), store.Query{}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, fmt.Sprintf("%s/%s %v", e.PartitionKey, e.RowKey, e.Properties))
-			}
-			return out
-		}
-		got, want := stored(typedName), stored(plainName)
+		got, want := storedRows(t, st.Table(typedName)), storedRows(t, st.Table(plainName))
 		if !reflect.DeepEqual(got, want) || len(got) != 5 {
 			t.Fatalf("stored rows differ:\ntyped:\n%s\nentity:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
@@ -466,20 +456,24 @@ func TestMixedBatchTypedMatchesEntityRoute(t *testing.T) {
 		if !reflect.DeepEqual(outcomes[0], outcomes[1]) {
 			t.Fatalf("outcomes differ:\ntyped:\n%s\nentity:\n%s", strings.Join(outcomes[0], "\n"), strings.Join(outcomes[1], "\n"))
 		}
-		stored := func(table string) []string {
-			var out []string
-			for e, err := range store.All(ctx, st.Table(table), store.Query{}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, fmt.Sprintf("%s/%s %v", e.PartitionKey, e.RowKey, e.Properties))
-			}
-			return out
-		}
-		got, want := stored(typedName), stored(plainName)
+		got, want := storedRows(t, st.Table(typedName)), storedRows(t, st.Table(plainName))
 		if !reflect.DeepEqual(got, want) || len(got) != 2 {
 			t.Fatalf("stored rows differ:\ntyped:\n%s\nentity:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 		t.Logf("outcomes:\n%s\nrows:\n%s", strings.Join(outcomes[0], "\n"), strings.Join(got, "\n"))
 	})
+}
+
+// storedRows lists every row of tbl as "pk/rk properties", in key order,
+// for comparing what two routes stored.
+func storedRows(t *testing.T, tbl store.Table) []string {
+	t.Helper()
+	var out []string
+	for e, err := range store.All(t.Context(), tbl, store.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s/%s %v", e.PartitionKey, e.RowKey, e.Properties))
+	}
+	return out
 }
