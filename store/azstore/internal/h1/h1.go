@@ -572,6 +572,11 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, hd
 		resp.Body = http.NoBody
 		return resp, true, nil
 	case len(h["Transfer-Encoding"]) > 0:
+		// HTTP/1.0 has no transfer codings: such an answer's framing is
+		// faulty (RFC 9112, section 6.1).
+		if minor == 0 {
+			return fail(fmt.Errorf("%w: Transfer-Encoding in an HTTP/1.0 answer", ErrBadResponse))
+		}
 		// Only chunked framing is read: the request asked for no coding.
 		if te := h["Transfer-Encoding"]; len(te) != 1 || !strings.EqualFold(strings.TrimSpace(te[0]), "chunked") {
 			return fail(fmt.Errorf("%w: Transfer-Encoding %q", ErrBadResponse, strings.Join(te, ", ")))
@@ -831,6 +836,18 @@ func validHeaderValue(v string) bool {
 	return true
 }
 
+// validFieldValue reports whether an answer's header value holds only
+// visible characters, spaces, tabs and bytes of 0x80 and above, as RFC
+// 9110 allows (net/http refuses the same answers).
+func validFieldValue(v []byte) bool {
+	for _, c := range v {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 func validToken(v string) bool {
 	if v == "" {
 		return false
@@ -961,7 +978,7 @@ func (c *chunked) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	if c.left == 0 {
-		line, err := readLine(c.br)
+		line, err := readChunkLine(c.br)
 		if err != nil {
 			return 0, err
 		}
@@ -1003,6 +1020,26 @@ func (c *chunked) Read(p []byte) (int, error) {
 		err = io.ErrUnexpectedEOF
 	}
 	return n, err
+}
+
+// readChunkLine reads a chunk-size line without its CRLF. It must end
+// with CRLF: a bare LF there is how one reader's framing is made to differ
+// from another's, and net/http refuses it too.
+func readChunkLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		return nil, fmt.Errorf("%w: line too long", ErrBadResponse)
+	}
+	if err == io.EOF {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(line) < 2 || line[len(line)-2] != '\r' {
+		return nil, fmt.Errorf("%w: chunk size line %q does not end with CRLF", ErrBadResponse, line)
+	}
+	return line[:len(line)-2], nil
 }
 
 // readLine reads a line without its CRLF.
@@ -1073,6 +1110,9 @@ func (c *conn) readHeader() (http.Header, error) {
 			if len(c.names) < 64 {
 				c.names[string(name)] = key
 			}
+		}
+		if !validFieldValue(raw[colon+1:]) {
+			return nil, fmt.Errorf("%w: header %s holds a control character", ErrBadResponse, key)
 		}
 		start := len(buf)
 		buf = append(buf, bytes.TrimSpace(raw[colon+1:])...)
