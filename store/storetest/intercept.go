@@ -66,6 +66,32 @@ func (c Call) Kind() (kind store.ActionKind, ok bool) {
 	return 0, false
 }
 
+// EntityOp is the Op of the request of the Entity lane that does what c
+// does: a typed Write is "Table.Insert", "Table.Update", "Table.Upsert"
+// or "Table.Delete" by its kind, GetInto is "Table.Get" and QueryInto
+// "Table.Query"; any other request is its own Op. A hook that counts or
+// picks requests by EntityOp treats both lanes alike.
+func (c Call) EntityOp() string {
+	switch c.Op {
+	case "Table.GetInto":
+		return "Table.Get"
+	case "Table.QueryInto":
+		return "Table.Query"
+	case "Table.Write":
+		switch c.Action.Kind {
+		case store.ActionInsert:
+			return "Table.Insert"
+		case store.ActionUpdateMerge, store.ActionUpdateReplace:
+			return "Table.Update"
+		case store.ActionUpsertMerge, store.ActionUpsertReplace:
+			return "Table.Upsert"
+		case store.ActionDelete:
+			return "Table.Delete"
+		}
+	}
+	return c.Op
+}
+
 // Entity returns the entity a single-entity write writes, with its
 // properties taken from the action's Source when it has one (a typed
 // Write), so that a hook can look at the properties whichever lane the

@@ -118,6 +118,9 @@ func TestTypedRequestsReachTheHook(t *testing.T) {
 	if k, ok := w.Kind(); !ok || k != store.ActionInsert || !w.Write || w.Name != "Things" || w.PartitionKey != "p" || w.RowKey != "r" {
 		t.Errorf("Write's call: %+v", w)
 	}
+	if w.EntityOp() != "Table.Insert" || calls[1].EntityOp() != "Table.Get" || calls[2].EntityOp() != "Table.Query" {
+		t.Errorf("EntityOp: %q, %q, %q", w.EntityOp(), calls[1].EntityOp(), calls[2].EntityOp())
+	}
 	if e, err := w.Entity(); err != nil || e.Properties["N"] != int32(7) {
 		t.Errorf("Write's call: Entity() = %+v, %v", e, err)
 	}
