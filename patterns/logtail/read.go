@@ -67,7 +67,9 @@ type Page[T any] struct {
 // Page returns up to size events (1 to 1,000) older than those of the page
 // token came from ("" for the newest), newest first. The token records
 // the last key returned, so it stays valid while events are appended: new
-// events appear on a fresh first page, never shift a later one.
+// events appear on a fresh first page, never shift a later one. A token
+// this stream's Page did not make is refused before anything is sent with
+// an error matching store.ErrInvalidInput.
 func (s *Stream[T]) Page(ctx context.Context, token string, size int) (Page[T], error) {
 	if size < 1 || size > store.MaxPageSize {
 		return Page[T]{}, fmt.Errorf("logtail: Page size %d: must be 1 to %d", size, store.MaxPageSize)
@@ -164,12 +166,15 @@ func (s *Stream[T]) encodeToken(key string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(key))
 }
 
-// decodeToken checks a page token and returns the key it records.
+// decodeToken checks a page token and returns the key it records. A token
+// Page did not make is refused with InvalidInput (400, store.ErrInvalidInput).
 func (s *Stream[T]) decodeToken(token string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	key := string(b)
 	if err != nil || !streamRange(s.prefix).Contains(key) {
-		return "", fmt.Errorf("logtail: page token %q was not made by this stream's Page", token)
+		bad := store.Errorf(store.CodeInvalidInput, 400, "page token %q was not made by this stream's Page", token)
+		bad.Source = store.SourceClient // refused before anything was sent
+		return "", fmt.Errorf("logtail: %w", bad)
 	}
 	return key, nil
 }

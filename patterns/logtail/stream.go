@@ -78,22 +78,36 @@ func WithAttempts(n int) Option { return func(o *options) { o.attempts = n } }
 
 // New returns the stream of partition pk in tbl, whose events map to T, a
 // struct the mapper maps (its key fields receive the partition and the
-// RowKey on reads). It does no I/O. It fails for a partition key or prefix
-// the service would refuse and for a T the mapper cannot map.
+// RowKey on reads). It does no I/O. It fails for a nil table or option, a
+// nil clock or sleep function, a partition key or prefix the service would
+// refuse and a T the mapper cannot map; every such error matches
+// store.ErrInvalidInput.
 func New[T any](tbl store.Table, pk string, opts ...Option) (*Stream[T], error) {
+	if tbl == nil {
+		return nil, refused("New: the table is nil")
+	}
 	o := options{now: time.Now, sleep: wait.Sleep, attempts: 4}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, refused("New: option %d is nil", i)
+		}
 		opt(&o)
+	}
+	switch {
+	case o.now == nil:
+		return nil, refused("WithClock(nil): want a clock")
+	case o.sleep == nil:
+		return nil, refused("WithSleep(nil): want a sleep function")
 	}
 	if err := store.ValidateKeys(pk, o.prefix); err != nil {
 		return nil, fmt.Errorf("logtail: %w", err)
 	}
 	if n := keys.UTF16Len(o.prefix); n > store.MaxKeyUnits-eventKeyLen {
-		return nil, fmt.Errorf("logtail: prefix %q is %d UTF-16 code units long: with the %d-character event key the RowKey would pass the limit of %d",
+		return nil, refused("prefix %q is %d UTF-16 code units long: with the %d-character event key the RowKey would pass the limit of %d",
 			o.prefix, n, eventKeyLen, store.MaxKeyUnits)
 	}
 	if o.attempts < 1 {
-		return nil, fmt.Errorf("logtail: WithAttempts(%d): want at least 1", o.attempts)
+		return nil, refused("WithAttempts(%d): want at least 1", o.attempts)
 	}
 	var zero T
 	if _, err := mapper.Encode(&zero); err != nil {
@@ -106,6 +120,14 @@ func New[T any](tbl store.Table, pk string, opts ...Option) (*Stream[T], error) 
 	}
 	s.all = s.filter(streamRange(s.prefix)).String()
 	return s, nil
+}
+
+// refused is the error of an input New refuses: InvalidInput (400) from
+// tablekit's own checks, so that it matches store.ErrInvalidInput.
+func refused(format string, args ...any) error {
+	e := store.Errorf(store.CodeInvalidInput, 400, format, args...)
+	e.Source = store.SourceClient
+	return fmt.Errorf("logtail: %w", e)
 }
 
 // Partition returns the stream's PartitionKey.
@@ -125,9 +147,22 @@ func (s *Stream[T]) Append(ctx context.Context, v T) (Event[T], error) {
 // a fresh key. When the store's answer is lost (the outcome is unknown)
 // the same insert is sent again: either it lands now, or the service
 // answers EntityAlreadyExists because the first one did. Either way the
-// event is stored once. After WithAttempts sends the last error is
-// returned; it matches store.ErrUnknownOutcome when the event may have
-// been stored.
+// event is stored once.
+//
+// A write has three outcomes, and the result says which:
+//
+//   - stored: a nil error. The returned event's etag field holds the
+//     entity's ETag, read back when the answer that carried it was lost;
+//     it is empty in the one case where the event is known to be stored
+//     (a resend met EntityAlreadyExists) but every read-back of the ETag
+//     failed. The event is stored then all the same: do not append it
+//     again (read it by its Key for the ETag).
+//   - not stored: an error that matches store.ErrTransient when sending
+//     the event again may succeed (nothing was applied by any send), or
+//     another error (a refusal) when it will not.
+//   - unknown: an error matching store.ErrUnknownOutcome, and never
+//     store.ErrTransient or store.ErrThrottled, whatever the last answer
+//     was: a send may have landed. Read the stream before appending again.
 func (s *Stream[T]) AppendAt(ctx context.Context, t time.Time, v T) (Event[T], error) {
 	e, err := mapper.Encode(&v)
 	if err != nil {
@@ -140,11 +175,16 @@ func (s *Stream[T]) AppendAt(ctx context.Context, t time.Time, v T) (Event[T], e
 	if err := store.ValidateEntity(&e); err != nil {
 		return Event[T]{}, fmt.Errorf("logtail: event refused before sending: %w", err)
 	}
-	resent := false // a resend after an unknown outcome is in flight
+	// unknown is the first answer that left a send's outcome unknown: once
+	// set, the event may be stored, and no later answer undoes that.
+	var unknown error
 	var last error
 	for attempt := 0; attempt < s.attempts; attempt++ {
 		if attempt > 0 {
 			if err := s.sleep(ctx, backoff(attempt)); err != nil {
+				if unknown != nil {
+					return Event[T]{}, s.unknownOutcome(e.RowKey, unknown, fmt.Sprintf("gave up before sending again: %v", err))
+				}
 				return Event[T]{}, errors.Join(last, err)
 			}
 		}
@@ -153,13 +193,10 @@ func (s *Stream[T]) AppendAt(ctx context.Context, t time.Time, v T) (Event[T], e
 		case err == nil:
 			e.ETag = etag
 			return s.event(e)
-		case errors.Is(err, store.ErrAlreadyExists) && resent:
-			// Our earlier send, whose answer was lost, stored it.
-			etag, gerr := s.resolveETag(ctx, e.RowKey)
-			if gerr != nil {
-				return Event[T]{}, fmt.Errorf("logtail: event %s was stored (its earlier send landed) but reading it back failed: %w", e.RowKey, gerr)
-			}
-			e.ETag = etag
+		case errors.Is(err, store.ErrAlreadyExists) && unknown != nil:
+			// Our earlier send, whose answer was lost, stored it: the
+			// key is ours alone (80 random bits).
+			e.ETag = s.resolveETag(ctx, e.RowKey)
 			return s.event(e)
 		case errors.Is(err, store.ErrAlreadyExists):
 			// A genuine collision (vanishingly rare): take a fresh key.
@@ -167,28 +204,78 @@ func (s *Stream[T]) AppendAt(ctx context.Context, t time.Time, v T) (Event[T], e
 				return Event[T]{}, err
 			}
 		case errors.Is(err, store.ErrUnknownOutcome):
-			resent = true
+			if unknown == nil {
+				unknown = err
+			}
 		case errors.Is(err, store.ErrTransient):
-			// Nothing was applied; resending the same key is safe.
+			// This send was not applied; resending the same key is safe.
 		default:
-			if resent {
+			if unknown != nil {
 				// The first send may have landed; say so.
-				return Event[T]{}, fmt.Errorf("logtail: event %s: %w (an earlier send's outcome is unknown: %w)", e.RowKey, err, store.ErrUnknownOutcome)
+				return Event[T]{}, s.unknownOutcome(e.RowKey, unknown, fmt.Sprintf("a later send was refused: %v", err))
 			}
 			return Event[T]{}, fmt.Errorf("logtail: append to %s/%s: %w", s.table.Name(), s.pk, err)
 		}
 		last = err
 	}
-	if resent && !errors.Is(last, store.ErrUnknownOutcome) {
-		return Event[T]{}, fmt.Errorf("logtail: event %s not confirmed after %d sends: %w (an earlier send's outcome is unknown: %w)", e.RowKey, s.attempts, last, store.ErrUnknownOutcome)
+	if unknown != nil {
+		return Event[T]{}, s.unknownOutcome(e.RowKey, unknown, fmt.Sprintf("not confirmed after %d sends; the last answer: %v", s.attempts, last))
 	}
 	return Event[T]{}, fmt.Errorf("logtail: event %s not confirmed after %d sends: %w", e.RowKey, s.attempts, last)
 }
 
-// resolveETag reads back an event stored by a send whose answer was lost.
-func (s *Stream[T]) resolveETag(ctx context.Context, rk string) (store.ETag, error) {
-	got, err := s.table.Get(ctx, s.pk, rk, &store.GetOptions{Select: []string{"RowKey"}})
-	return got.ETag, err
+// unknownOutcome is the error of an append that may have stored its
+// event: the store's own unknown-outcome error (a *store.Error with
+// Unknown set, matching store.ErrUnknownOutcome and never
+// store.ErrTransient or store.ErrThrottled), first, the answer that made
+// it unknown, with note added. Later answers are named in the text only,
+// so that a 503 after a lost answer cannot make the error look like
+// "nothing was applied".
+func (s *Stream[T]) unknownOutcome(rk string, first error, note string) error {
+	var se *store.Error
+	c := &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Source: store.SourceTransport}
+	if errors.As(first, &se) && se.Unknown {
+		cp := *se
+		c = &cp
+		if c.Err != nil && (errors.Is(c.Err, store.ErrTransient) || errors.Is(c.Err, store.ErrThrottled)) {
+			note = joinNote(c.Err.Error(), note)
+			c.Err = nil
+		}
+		c.Message = joinNote(c.Message, note)
+	} else {
+		c.Message = joinNote(first.Error(), note)
+	}
+	return fmt.Errorf("logtail: event %s of %s/%s may or may not be stored (do not append it again before reading the stream): %w", rk, s.table.Name(), s.pk, c)
+}
+
+func joinNote(msg, note string) string {
+	if msg == "" {
+		return note
+	}
+	return msg + "; " + note
+}
+
+// resolveETag reads back the ETag of an event stored by a send whose
+// answer was lost. The event is stored whatever the read-back meets: a
+// read that fails transiently is tried again (WithAttempts reads at most,
+// with the same pauses as the sends), and after that, or after any other
+// failure, the ETag is left empty.
+func (s *Stream[T]) resolveETag(ctx context.Context, rk string) store.ETag {
+	for attempt := 0; attempt < s.attempts; attempt++ {
+		if attempt > 0 {
+			if s.sleep(ctx, backoff(attempt)) != nil {
+				return ""
+			}
+		}
+		got, err := s.table.Get(ctx, s.pk, rk, &store.GetOptions{Select: []string{"RowKey"}})
+		switch {
+		case err == nil:
+			return got.ETag
+		case !errors.Is(err, store.ErrTransient):
+			return ""
+		}
+	}
+	return ""
 }
 
 // newKey makes a fresh key for time t.
