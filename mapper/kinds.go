@@ -46,7 +46,6 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	propMarshalerType   = reflect.TypeFor[PropertyMarshaler]()
 	propUnmarshalerType = reflect.TypeFor[PropertyUnmarshaler]()
-	etagType            = reflect.TypeFor[store.ETag]()
 	extraType           = reflect.TypeFor[map[string]any]()
 )
 

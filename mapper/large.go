@@ -196,60 +196,6 @@ func taggedLarge(f *field) bool {
 	return err == nil && o.large
 }
 
-// encodeEntityLarge is encodeEntity with the large fields encoded
-// without the size checks.
-func (c *codec) encodeEntityLarge(v reflect.Value) (store.Entity, error) {
-	var e store.Entity
-	var err error
-	if e.PartitionKey, e.RowKey, err = c.keysOf(v); err != nil {
-		return e, err
-	}
-	var extra map[string]any
-	if c.extra != nil {
-		if fv, ok := c.extra.get(v); ok {
-			extra = fv.Interface().(map[string]any)
-		}
-	}
-	e.Properties = make(map[string]any, len(c.fields)+len(extra))
-	next := 0 // the next entry of c.large
-	for i := range c.fields {
-		f := &c.fields[i]
-		large := next < len(c.large) && c.large[next] == i
-		if large {
-			next++
-		}
-		fv, ok := f.value(v)
-		if !ok {
-			continue
-		}
-		var x any
-		if large {
-			x, err = f.encodeLarge(fv)
-		} else {
-			x, err = f.encode(fv)
-		}
-		if err != nil {
-			return store.Entity{}, err
-		}
-		if x != nil {
-			e.Properties[f.name] = x
-		}
-	}
-	for k, x := range extra {
-		if _, known := c.byName[k]; known || x == nil {
-			continue
-		}
-		if err := c.checkExtra(k, x); err != nil {
-			return store.Entity{}, err
-		}
-		e.Properties[k] = x
-	}
-	if err := c.stampKind(e.Properties); err != nil {
-		return store.Entity{}, err
-	}
-	return e, nil
-}
-
 // encodeLarge returns the store value of fv without checking its size: a
 // string, or []byte sharing fv's memory; a PropertyMarshaler's value is
 // checked for its type and time range only.

@@ -92,7 +92,7 @@ func ParseCond[T any](text string) Cond[T] {
 
 // Any returns the condition for use where the type is not known
 // statically: a Registry's queries, which read several types.
-func (c Cond[T]) Any() Cond[any] { return Cond[any]{c: c.c, err: c.err} }
+func (c Cond[T]) Any() Cond[any] { return Cond[any](c) }
 
 func unwrap[T any](c Cond[T], others []Cond[T]) ([]filter.Cond, error) {
 	all := make([]filter.Cond, 0, 1+len(others))

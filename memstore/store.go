@@ -228,12 +228,8 @@ func (s *Store) Queue(name string) store.Queue { return s.queues.queue(name) }
 // Container implements store.Store.
 func (s *Store) Container(name string) store.Container { return s.blobs.container(name) }
 
-// lookup finds a table by name for an entity operation.
-func (s *Store) lookup(name string) (*table, error) {
-	return s.lookupKey(name, strings.ToLower(name))
-}
-
-// lookupKey is lookup with the name's lower-case key already made.
+// lookupKey finds a table by name, whose lower-case key is already made,
+// for an entity operation.
 func (s *Store) lookupKey(name, key string) (*table, error) {
 	if err := store.ValidateTableName(name); err != nil {
 		return nil, err

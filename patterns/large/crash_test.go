@@ -160,12 +160,10 @@ func survive(f func() error) (err error, crashed bool) {
 	return f(), false
 }
 
-// crashCase is one logical write: before sets up the stored version (no
-// faults), op is the write under test, and old and new are the stored
-// values without and with it (nil: no entity).
+// crashCase is one logical write: op is the write under test, and old
+// and new are the stored values without and with it (nil: no entity).
 type crashCase struct {
 	name     string
-	before   *Doc
 	op       func(ctx context.Context, s *Store[Doc], pk string) error
 	old, new func(pk string) *Doc
 }

@@ -67,7 +67,7 @@ func ParseRef(s string) (Ref, error) {
 	for i, key := range [...]string{"enc=", "len=", "crc32c=", "name="} {
 		v, ok := strings.CutPrefix(parts[i], key)
 		if !ok {
-			return r, fmt.Errorf("large: blob reference %s: field %d is not %s...", quote(s), i+1, key)
+			return r, fmt.Errorf("large: blob reference %s: field %d does not start with %s", quote(s), i+1, key)
 		}
 		vals[i] = v
 	}

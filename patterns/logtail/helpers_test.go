@@ -3,7 +3,6 @@ package logtail
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,12 +22,6 @@ type claim struct {
 
 // t0 is the time of the tests' first event.
 var t0 = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
-
-// stepClock returns a clock that starts at start and moves step on every read.
-func stepClock(start time.Time, step time.Duration) func() time.Time {
-	var n atomic.Int64
-	return func() time.Time { return start.Add(time.Duration(n.Add(1)-1) * step) }
-}
 
 func noSleep(context.Context, time.Duration) error { return nil }
 

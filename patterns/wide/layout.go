@@ -196,9 +196,8 @@ func splitString(s string, max int) []string {
 
 // layout is a value packed into rows.
 type layout struct {
-	rows  [][]cell // rows[0] is the header's share
-	size  int      // the value's cells by the size formula
-	count int      // the value's properties
+	rows [][]cell // rows[0] is the header's share
+	size int      // the value's cells by the size formula
 }
 
 // pack places the cells into rows in order, starting a new row when the

@@ -38,14 +38,13 @@ func emp(dept string, id int, first, last, email string) *Employee {
 
 // fixture is an indexed staff table on one backend.
 type fixture struct {
-	e          eventualtest.Env
-	st         store.Store // what the engine and the table write through
-	o          eventual.Options
-	eng        *eventual.Engine
-	x          *xindex.Table[Employee]
-	staff, ix  string
-	opts       xindex.Options
-	specsExtra func(s []xindex.Spec[Employee]) []xindex.Spec[Employee]
+	e         eventualtest.Env
+	st        store.Store // what the engine and the table write through
+	o         eventual.Options
+	eng       *eventual.Engine
+	x         *xindex.Table[Employee]
+	staff, ix string
+	opts      xindex.Options
 }
 
 func specs() []xindex.Spec[Employee] {

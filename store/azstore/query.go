@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
@@ -159,7 +158,7 @@ func (h *tableHandle) fetch(ctx context.Context, opts *aztables.ListEntitiesOpti
 	if opts.Filter != nil {
 		first = policy.WithRetryOptions(first, h.s.filterRetry)
 	}
-	resp, err := h.cl().NewListEntitiesPager(opts).NextPage(runtime.WithCaptureResponse(first, &raw))
+	resp, err := h.cl().NewListEntitiesPager(opts).NextPage(policy.WithCaptureResponse(first, &raw))
 	if err != nil && opts.Filter != nil && raw != nil && raw.StatusCode == http.StatusInternalServerError {
 		// Azurite fails some valid filters (an Int64 literal against an
 		// Int32 property) with a 500. The filter was checked by

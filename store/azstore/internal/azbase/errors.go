@@ -204,9 +204,6 @@ func serviceErr(re *azcore.ResponseError, what string, write bool) *store.Error 
 		Err: &Sanitized{Msg: "azcore.ResponseError " + code, Err: re}}
 }
 
-// MapErr classifies the error of a read made without begin's context.
-func MapErr(err error, what string) error { return Classify(nil, err, what, false) }
-
 // RedactURLs strips the query of every URL in s (a SAS lives there).
 func RedactURLs(s string) string {
 	fields := strings.Fields(s)
