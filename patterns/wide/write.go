@@ -25,8 +25,9 @@ import (
 //
 // A value that cannot be split within the limits of one transaction (100
 // rows, a 4 MiB request) fails with a TooLargeError, and bad input (a nil
-// value, bad keys, a property the service refuses) with an error naming
-// the value and the limit; nothing is written then. A Put whose answer is
+// value, a property of a Properties value that is nil, bad keys, a
+// property the service refuses) with an error naming the value and the
+// limit, before any request; nothing is written then. A Put whose answer is
 // lost is resolved by reading the header back, never sent blindly again:
 // it returns the ETag if the write applied ("" when other writes have
 // landed on top of it since), a ConflictError if another write got in
@@ -50,13 +51,15 @@ func (w *Wide[T]) Put(ctx context.Context, pk, id string, v *T, ifMatch store.ET
 		return "", t.wrap(err)
 	}
 	names := make([]string, 0, len(props))
-	for name, x := range props {
-		if x != nil {
-			names = append(names, name)
-		}
+	for name := range props {
+		names = append(names, name)
 	}
 	slices.Sort(names) // the layout, and which bad property is named, never depend on the map's order
 	for _, name := range names {
+		if props[name] == nil {
+			return "", t.wrap(refuse(store.CodeInvalidInput, 400,
+				"property %q is nil: a wide value stores every property it holds; leave the property out of the value instead", truncate(name)))
+		}
 		if err := validName(name); err != nil {
 			return "", t.wrap(err)
 		}

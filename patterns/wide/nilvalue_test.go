@@ -1,0 +1,97 @@
+package wide
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/store"
+)
+
+// requestCounter is a table that counts every request made through it.
+type requestCounter struct {
+	store.Table
+	mu sync.Mutex
+	n  int
+}
+
+func (c *requestCounter) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *requestCounter) requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func (c *requestCounter) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (store.Entity, error) {
+	c.add()
+	return c.Table.Get(ctx, pk, rk, o)
+}
+
+func (c *requestCounter) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	c.add()
+	return c.Table.Query(ctx, q)
+}
+
+func (c *requestCounter) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
+	c.add()
+	return c.Table.Transact(ctx, a)
+}
+
+// TestPutRefusesNilPropertyValue: a Properties value holding a nil
+// property is refused before any request, naming the property, on a new
+// value and over an existing one; nothing is written and the stored value
+// is unchanged.
+func TestPutRefusesNilPropertyValue(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
+		ctx := t.Context()
+		var counter *requestCounter
+		st := wrapped{Store: b.Store, wrap: func(tbl store.Table) store.Table {
+			counter = &requestCounter{Table: tbl}
+			return counter
+		}}
+		w := newWide[Properties](t, st, freshTable(t, b), nil)
+		bad := Properties{"A": "x", "Gone": nil, "Z": int32(1)}
+		_, err := w.Put(ctx, "p", "new", &bad, "")
+		if !errors.Is(err, store.ErrInvalidInput) || store.SourceOf(err) != store.SourceClient || !strings.Contains(err.Error(), `"Gone"`) {
+			t.Fatalf("Put of a nil property: %v, want an invalid-input error from the client naming \"Gone\"", err)
+		}
+		if n := counter.requests(); n != 0 {
+			t.Fatalf("the refused Put made %d requests", n)
+		}
+		if all := rows(t, w.Table(), "p"); len(all) != 0 {
+			t.Fatalf("the refused Put wrote %d rows", len(all))
+		}
+		// Over an existing value, with each kind of condition.
+		good := Properties{"A": "x", "Gone": "still here"}
+		etag, err := w.Put(ctx, "p", "old", &good, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := rows(t, w.Table(), "p")
+		sent := counter.requests()
+		for _, cond := range []store.ETag{etag, store.ETagAny} {
+			if _, err := w.Put(ctx, "p", "old", &bad, cond); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), `"Gone"`) {
+				t.Fatalf("Put of a nil property over a value (If-Match %s): %v", cond, err)
+			}
+		}
+		if n := counter.requests() - sent; n != 0 {
+			t.Fatalf("the refused Puts made %d requests", n)
+		}
+		after := rows(t, w.Table(), "p")
+		if len(after) != len(before) || after[0].ETag != before[0].ETag {
+			t.Fatalf("the refused Puts changed the stored rows (%d rows, ETag %s; were %d, %s)", len(after), after[0].ETag, len(before), before[0].ETag)
+		}
+		got, _, err := w.Get(ctx, "p", "old")
+		if err != nil || got["Gone"] != "still here" {
+			t.Fatalf("the stored value after the refused Puts: %v, %v", got, err)
+		}
+	})
+}
