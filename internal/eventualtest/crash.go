@@ -2,19 +2,23 @@ package eventualtest
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // Crash is what a CrashStore panics with: the process dies at that call.
 type Crash struct{}
 
 // CrashStore wraps a store and makes the process "crash" (panic with
-// Crash{}) at the At-th request, counted over every table, queue and
-// container call; At 0 never crashes. With After false the request is not
+// Crash{}) at the At-th request, counted over the table, queue and
+// container requests Points names; At 0 never crashes. Its tables keep
+// the typed lane of the store's (they are wrapped with
+// storetest.WrapTable), so the code under test takes the lane it takes
+// in production. With After false the request is not
 // made; with After true it is made (and reaches the store) and the crash
 // comes before its answer is seen. Arm sets both for the next crash.
 type CrashStore struct {
@@ -75,6 +79,7 @@ func (c *CrashStore) Points() map[string]int {
 // Calls counts the requests so far.
 func (c *CrashStore) Calls() int64 { return c.calls.Load() }
 
+// do runs one request through the crash schedule: f makes it.
 func (c *CrashStore) do(name string, f func()) {
 	n := c.calls.Add(1)
 	if at := c.at.Load(); at == 0 || n != at || !c.at.CompareAndSwap(at, 0) {
@@ -96,100 +101,53 @@ func (c *CrashStore) do(name string, f func()) {
 	panic(Crash{})
 }
 
-// Table wraps the table.
+// hook is the storetest hook of the store's tables, queues and
+// containers: it counts the requests that can crash and crashes the armed
+// one.
+func (c *CrashStore) hook(ctx context.Context, call storetest.Call, do func(context.Context) error) error {
+	name, ok := crashName(call)
+	if !ok {
+		return do(ctx)
+	}
+	var err error
+	c.do(name, func() { err = do(ctx) })
+	return err
+}
+
+// crashName names a request that counts as a crash point, by what it
+// does rather than by the lane it took: a typed Write of an update is
+// "Table.Update", a GetInto "Table.Get", a QueryInto "Table.Query", so
+// that a crash point means the same whichever lane the code under test
+// uses. Blob requests are "Blob.Put", "Blob.Get" and "Blob.DeleteBlob".
+// A queue's heartbeat (an Update without a body) runs on a goroutine of
+// its own and never crashes: a crash there equals one at the worker's
+// next call.
+func crashName(call storetest.Call) (string, bool) {
+	switch op := call.EntityOp(); op {
+	case "Table.Get", "Table.Insert", "Table.Update", "Table.Upsert", "Table.Delete", "Table.Query", "Table.Transact",
+		"Queue.Put", "Queue.Get", "Queue.DeleteMessage":
+		return op, true
+	case "Queue.Update":
+		return op, call.Body != nil
+	case "Container.Put", "Container.Get", "Container.DeleteBlob":
+		return "Blob." + strings.TrimPrefix(op, "Container."), true
+	}
+	return "", false
+}
+
+// Table wraps the table; it keeps the typed lane of the store's tables.
 func (c *CrashStore) Table(name string) store.Table {
-	return &crashTable{c: c, Table: c.Store.Table(name)}
+	return storetest.WrapTable(c.Store.Table(name), c.hook)
 }
 
 // Queue wraps the queue.
 func (c *CrashStore) Queue(name string) store.Queue {
-	return &crashQueue{c: c, Queue: c.Store.Queue(name)}
+	return storetest.WrapQueue(c.Store.Queue(name), c.hook)
 }
 
 // Container wraps the container.
 func (c *CrashStore) Container(name string) store.Container {
-	return &crashContainer{c: c, Container: c.Store.Container(name)}
-}
-
-type crashTable struct {
-	c *CrashStore
-	store.Table
-}
-
-func (t *crashTable) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (e store.Entity, err error) {
-	t.c.do("Table.Get", func() { e, err = t.Table.Get(ctx, pk, rk, o) })
-	return
-}
-func (t *crashTable) Insert(ctx context.Context, e store.Entity) (tag store.ETag, err error) {
-	t.c.do("Table.Insert", func() { tag, err = t.Table.Insert(ctx, e) })
-	return
-}
-func (t *crashTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (tag store.ETag, err error) {
-	t.c.do("Table.Update", func() { tag, err = t.Table.Update(ctx, e, m, im) })
-	return
-}
-func (t *crashTable) Upsert(ctx context.Context, e store.Entity, m store.UpdateMode) (tag store.ETag, err error) {
-	t.c.do("Table.Upsert", func() { tag, err = t.Table.Upsert(ctx, e, m) })
-	return
-}
-func (t *crashTable) Delete(ctx context.Context, pk, rk string, im store.ETag) (err error) {
-	t.c.do("Table.Delete", func() { err = t.Table.Delete(ctx, pk, rk, im) })
-	return
-}
-func (t *crashTable) Query(ctx context.Context, q store.Query) (p store.Page, err error) {
-	t.c.do("Table.Query", func() { p, err = t.Table.Query(ctx, q) })
-	return
-}
-func (t *crashTable) Transact(ctx context.Context, a []store.Action) (r []store.ActionResult, err error) {
-	t.c.do("Table.Transact", func() { r, err = t.Table.Transact(ctx, a) })
-	return
-}
-
-type crashQueue struct {
-	c *CrashStore
-	store.Queue
-}
-
-func (q *crashQueue) Put(ctx context.Context, b []byte, o *store.PutOptions) (m store.Message, err error) {
-	q.c.do("Queue.Put", func() { m, err = q.Queue.Put(ctx, b, o) })
-	return
-}
-func (q *crashQueue) Get(ctx context.Context, n int, v time.Duration) (m []store.Message, err error) {
-	q.c.do("Queue.Get", func() { m, err = q.Queue.Get(ctx, n, v) })
-	return
-}
-
-// Update crashes like the rest, except a heartbeat's (no body), which
-// runs on a goroutine of its own: a crash there equals one at the
-// worker's next call.
-func (q *crashQueue) Update(ctx context.Context, id, pop string, b []byte, v time.Duration) (m store.Message, err error) {
-	if b == nil {
-		return q.Queue.Update(ctx, id, pop, b, v)
-	}
-	q.c.do("Queue.Update", func() { m, err = q.Queue.Update(ctx, id, pop, b, v) })
-	return
-}
-func (q *crashQueue) DeleteMessage(ctx context.Context, id, pop string) (err error) {
-	q.c.do("Queue.DeleteMessage", func() { err = q.Queue.DeleteMessage(ctx, id, pop) })
-	return
-}
-
-type crashContainer struct {
-	c *CrashStore
-	store.Container
-}
-
-func (k *crashContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (p store.BlobProps, err error) {
-	k.c.do("Blob.Put", func() { p, err = k.Container.Put(ctx, n, d, o) })
-	return
-}
-func (k *crashContainer) Get(ctx context.Context, n string) (d []byte, p store.BlobProps, err error) {
-	k.c.do("Blob.Get", func() { d, p, err = k.Container.Get(ctx, n) })
-	return
-}
-func (k *crashContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) (err error) {
-	k.c.do("Blob.DeleteBlob", func() { err = k.Container.DeleteBlob(ctx, n, im) })
-	return
+	return storetest.WrapContainer(c.Store.Container(name), c.hook)
 }
 
 // Survive runs f, turning a crash into crashed = true; any other panic

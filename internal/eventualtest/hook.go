@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // HookStore wraps a store and runs a hook once, just before the first
@@ -25,37 +26,37 @@ func (s *HookStore) Arm(when func(e store.Entity) bool, hook func()) {
 	s.mu.Unlock()
 }
 
-// Table wraps the table.
+// Table wraps the table; it keeps the typed lane of the store's tables.
 func (s *HookStore) Table(name string) store.Table {
-	return &hookTable{Table: s.Store.Table(name), s: s}
+	return storetest.WrapTable(s.Store.Table(name), s.intercept)
 }
 
-type hookTable struct {
-	store.Table
-	s *HookStore
+// hook fires before an insert or an update, in either lane (Insert,
+// Update, or a typed Write of those kinds).
+func (s *HookStore) intercept(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	switch c.Op {
+	case "Table.Insert", "Table.Update", "Table.Write":
+		switch c.Action.Kind {
+		case store.ActionInsert, store.ActionUpdateMerge, store.ActionUpdateReplace:
+			if e, err := c.Entity(); err == nil {
+				s.fire(e)
+			}
+		}
+	}
+	return do(ctx)
 }
 
 // fire runs the hook, outside the lock, if it is armed and e is its row.
-func (t *hookTable) fire(e store.Entity) {
-	t.s.mu.Lock()
-	h := t.s.hook
-	if h != nil && t.s.when(e) {
-		t.s.hook = nil
+func (s *HookStore) fire(e store.Entity) {
+	s.mu.Lock()
+	h := s.hook
+	if h != nil && s.when(e) {
+		s.hook = nil
 	} else {
 		h = nil
 	}
-	t.s.mu.Unlock()
+	s.mu.Unlock()
 	if h != nil {
 		h()
 	}
-}
-
-func (t *hookTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	t.fire(e)
-	return t.Table.Insert(ctx, e)
-}
-
-func (t *hookTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
-	t.fire(e)
-	return t.Table.Update(ctx, e, m, im)
 }
