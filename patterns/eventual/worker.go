@@ -436,9 +436,11 @@ func (e *Engine) step(ctx context.Context, op Operation, s Step) error {
 }
 
 // upsert writes the step's entity unless the row holds the same or a
-// newer version; a missing row is not created again from an operation
-// its source has moved past (a later operation carries the source's
-// state, or its deletion).
+// newer version. A row at the operation's own version is this
+// operation's copy, written by an earlier run of it: done, and never
+// removed, whatever the source did since. A missing row is created
+// unless the source is gone (a later operation deleted it, and with it
+// the copy), judged from the source's current state.
 func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 	tbl := e.st.Table(s.Table)
 	want := s.Entity
@@ -461,9 +463,13 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 			case v > op.Version:
 				return nil
 			case v == op.Version:
-				// This operation's copy (an earlier run's insert): check
-				// again that its source did not move on meanwhile.
-				return e.removeIfOrphan(ctx, op, tbl, cur)
+				// This operation's own copy: an earlier run of it wrote
+				// it and did not get to clear the operation (a crash, a
+				// fault on a removal). It stays: a later write of the
+				// source may carry no step for it (it changed a property
+				// the copy does not hold, or moved the source elsewhere),
+				// and then nothing would write it again.
+				return nil
 			}
 			_, err = tbl.Update(ctx, want, store.Replace, cur.ETag)
 			if err == nil || errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnknownOutcome) {
@@ -474,7 +480,7 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 			}
 			return err
 		case store.EntityNotFound(err):
-			if stale, err := e.sourceMovedOn(ctx, op); err != nil || stale {
+			if gone, err := e.sourceGone(ctx, op); err != nil || gone {
 				return err
 			}
 			etag, err := tbl.Insert(ctx, want)
@@ -493,16 +499,18 @@ func (e *Engine) upsert(ctx context.Context, op Operation, s Step) error {
 	return errContended
 }
 
-// removeIfOrphan deletes row, a copy this operation created where none
-// stood, when its source has moved on since the check before the insert.
-// A later operation of the source removes or replaces the copy only if it
-// runs after the insert; one whose step ran between the check and the
-// insert found nothing to do. Either that operation's step sees the copy,
-// or this read sees its source write: the source write comes before its
-// step, and this read after the insert.
+// removeIfOrphan deletes row, a copy this operation has just created
+// where none stood, when its source is gone since the check before the
+// insert. A later operation that deleted the source removes the copy only
+// if its step runs after the insert; one whose step ran between the check
+// and the insert found nothing to do. Either that operation's step sees
+// the copy, or this read sees its source write: the source write comes
+// before its step, and this read after the insert. A source that still
+// exists keeps the copy, at whatever version: its later writes carry the
+// steps that change the copy, or leave it as it is.
 func (e *Engine) removeIfOrphan(ctx context.Context, op Operation, tbl store.Table, row store.Entity) error {
-	moved, err := e.sourceMovedOn(ctx, op)
-	if err != nil || !moved {
+	gone, err := e.sourceGone(ctx, op)
+	if err != nil || !gone {
 		return err
 	}
 	err = tbl.Delete(ctx, row.PartitionKey, row.RowKey, row.ETag)
@@ -548,17 +556,26 @@ func (e *Engine) delete(ctx context.Context, op Operation, s Step) error {
 	return errContended
 }
 
-// sourceMovedOn reports whether the operation's source has a newer
-// version than the operation, or is gone: then a missing copy must not
-// be created from it. The source of an operation whose write deleted it
-// is expected gone: only a source written again has moved on.
-func (e *Engine) sourceMovedOn(ctx context.Context, op Operation) (bool, error) {
+// sourceGone reports, from the source's current state, whether a
+// missing copy must not be created from the operation: its source row is
+// gone (a later write deleted it; that write's operation deletes the
+// copy, or has done so already). A source that exists, at whatever
+// version, still holds the copy: a later write that changed the copy
+// carries a step that runs after this one or has run (and then the copy
+// is there, newer), and one that carries no step leaves the copy as this
+// operation makes it. The source of an operation whose own write deleted
+// it (a move) is expected gone: only a source written again after the
+// move counts, since a later operation then carries its state.
+func (e *Engine) sourceGone(ctx context.Context, op Operation) (bool, error) {
 	if op.Source == nil || op.Version == 0 {
 		return false, nil
 	}
-	if !op.SourceDeleted {
-		return op.Source.MovedPast(ctx, e.st, op.Version)
-	}
 	src, found, err := op.Source.Read(ctx, e.st)
-	return found && VersionOf(&src) > op.Version, err
+	if err != nil {
+		return false, err
+	}
+	if op.SourceDeleted {
+		return found && VersionOf(&src) > op.Version, nil
+	}
+	return !found, nil
 }
