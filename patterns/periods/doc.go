@@ -7,7 +7,9 @@
 // creates a period's table on first use and ahead of time (Prepare), waits
 // out the service's TableBeingDeleted answer when a name is reused soon
 // after a delete, and deletes the tables past the retention horizon
-// (Retain, with a dry run). Repo is the typed view: writes routed by time,
+// (Retain, with a dry run). Retain records the horizon in the store before
+// it deletes, and no table of a period it expired is ever created again,
+// by any process (see RecordedHorizon). Repo is the typed view: writes routed by time,
 // and one iterator over the periods of a time range, in order.
 //
 //	p, err := periods.New(st, periods.Config{Prefix: "Logins", Period: keys.Day, Retention: 60 * 24 * time.Hour})

@@ -23,6 +23,9 @@ type Repo[T any] struct {
 // NewRepo returns the typed view of p. The options apply to the mapper
 // repository of each period table. It fails for a T the mapper cannot map.
 func NewRepo[T any](p *Tables, opts ...mapper.Option) (*Repo[T], error) {
+	if p == nil {
+		return nil, refused("NewRepo: the tables are nil", nil)
+	}
 	if err := mapper.NewRepository[T](p.st, "probe", opts...).Err(); err != nil {
 		return nil, fmt.Errorf("periods: %w", err)
 	}
@@ -61,23 +64,27 @@ func (r *Repo[T]) Get(ctx context.Context, at time.Time, pk, rk string) (T, erro
 
 // write runs op on the period table of at. The table is assumed to exist
 // (Prepare creates it ahead of time), so the steady state costs the write
-// alone; when the service answers that it does not, the table is created,
-// waiting out TableBeingDeleted, and op runs once more. A missing table
-// means op was not applied, so running it again is safe.
+// alone; when the service answers that it does not, the table is created
+// (createPeriod: never for an expired period, waiting out
+// TableBeingDeleted) and op runs once more. A missing table means op was
+// not applied, so running it again is safe. The table can go missing
+// again between its creation and the write (a retention run deleted it):
+// then the creation is tried once more, and refuses an expired period.
 func (r *Repo[T]) write(ctx context.Context, at time.Time, op func(*mapper.Repository[T]) error) error {
 	per, err := r.p.writable(at)
 	if err != nil {
 		return err
 	}
 	repo := r.repo(per.Table)
-	err = op(repo)
-	if !tableMissing(err) {
-		return err
+	for creates := 0; ; creates++ {
+		err = op(repo)
+		if !tableMissing(err) || creates == 2 {
+			return err
+		}
+		if _, err := r.p.createPeriod(ctx, per); err != nil {
+			return err
+		}
 	}
-	if _, err := r.p.create(ctx, per.Table); err != nil {
-		return err
-	}
-	return op(repo)
 }
 
 // tableMissing reports an answer saying the table is not there (yet).

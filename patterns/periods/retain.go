@@ -22,6 +22,9 @@ func (p *Tables) List(ctx context.Context) (periods []Period, others []string, e
 			return nil, nil, fmt.Errorf("periods: list tables %s*: %w", p.cfg.Prefix, err)
 		}
 		for _, ti := range page.Tables {
+			if p.isHorizonTable(ti.Name) {
+				continue // the recorded horizon's own table
+			}
 			start, err := keys.ParseTableName(p.cfg.Prefix, ti.Name, p.cfg.Period)
 			if err != nil {
 				others = append(others, ti.Name)
@@ -48,7 +51,8 @@ type RetainOptions struct {
 
 // Report is what a retention run did.
 type Report struct {
-	// Horizon is the instant before which whole periods were expired.
+	// Horizon is the instant before which whole periods were expired: the
+	// later of now minus Retention and the horizon recorded in the store.
 	Horizon time.Time
 	// DryRun is set when nothing was deleted on purpose.
 	DryRun bool
@@ -70,17 +74,38 @@ type Report struct {
 
 // Retain deletes the table of every period that ended at or before the
 // horizon (now minus Retention): one request per period, whatever the
-// number of entities in it. A deletion whose answer is lost is sent again
-// (a table that is then not found was deleted); a deletion that keeps
-// failing is reported in Failed and in the returned error, and the run
-// goes on with the other periods. Deleting a table makes its name
-// unusable for a while (TableBeingDeleted); writes to the period are
-// refused from then on anyway (ErrExpired).
+// number of entities in it. Before it deletes anything it records the
+// horizon in the store (RecordedHorizon; it only moves forward, so a run
+// whose clock is behind works to the later horizon another run recorded,
+// and reports that one), and no table of a period the recorded horizon
+// expires is ever created again, by any process. A dry run records
+// nothing and reports the later of its own horizon and the recorded one.
+// A deletion whose answer is lost is sent again (a table that is then not
+// found was deleted); a deletion that keeps failing is reported in Failed
+// and in the returned error, and the run goes on with the other periods.
+// When the horizon cannot be recorded, nothing is deleted. Deleting a
+// table makes its name unusable for a while (TableBeingDeleted); writes
+// to the period are refused from then on anyway (ErrExpired).
 func (p *Tables) Retain(ctx context.Context, opts RetainOptions) (Report, error) {
 	if p.cfg.Retention == 0 {
 		return Report{}, fmt.Errorf("periods: Retain needs Config.Retention: with none every period is kept")
 	}
-	rep := Report{Horizon: p.Horizon(), DryRun: opts.DryRun}
+	rep := Report{Horizon: store.NormalizeTime(p.Horizon()), DryRun: opts.DryRun}
+	if opts.DryRun {
+		rec, _, err := p.recorded(ctx)
+		if err != nil {
+			return rep, err
+		}
+		if rec.After(rep.Horizon) {
+			rep.Horizon = rec
+		}
+	} else {
+		h, err := p.record(ctx, rep.Horizon)
+		if err != nil {
+			return rep, fmt.Errorf("periods: Retain deleted nothing: %w", err)
+		}
+		rep.Horizon = h
+	}
 	all, others, err := p.List(ctx)
 	if err != nil {
 		return rep, err
@@ -88,7 +113,7 @@ func (p *Tables) Retain(ctx context.Context, opts RetainOptions) (Report, error)
 	rep.Others = others
 	var errs []error
 	for _, per := range all {
-		if !p.expired(per) {
+		if per.End.After(rep.Horizon) {
 			rep.Kept = append(rep.Kept, per)
 			continue
 		}

@@ -69,8 +69,13 @@ type Tables struct {
 	cfg Config
 }
 
-// New checks cfg and returns the tables. It does no I/O.
+// New checks cfg and returns the tables. It does no I/O. Every error it
+// returns (a nil store, a bad prefix or granularity, a negative retention,
+// attempts or backoff) matches store.ErrInvalidInput.
 func New(st store.Store, cfg Config) (*Tables, error) {
+	if st == nil {
+		return nil, refused("New: the store is nil", nil)
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -91,16 +96,28 @@ func New(st store.Store, cfg Config) (*Tables, error) {
 	}
 	switch {
 	case cfg.Attempts < 1:
-		return nil, fmt.Errorf("periods: Attempts %d: want at least 1", cfg.Attempts)
+		return nil, refused(fmt.Sprintf("Attempts %d: want at least 1", cfg.Attempts), nil)
 	case cfg.Retention < 0:
-		return nil, fmt.Errorf("periods: Retention %s is negative", cfg.Retention)
+		return nil, refused(fmt.Sprintf("Retention %s is negative", cfg.Retention), nil)
 	case cfg.Backoff < 0 || cfg.MaxBackoff < cfg.Backoff:
-		return nil, fmt.Errorf("periods: Backoff %s and MaxBackoff %s: want 0 <= Backoff <= MaxBackoff", cfg.Backoff, cfg.MaxBackoff)
+		return nil, refused(fmt.Sprintf("Backoff %s and MaxBackoff %s: want 0 <= Backoff <= MaxBackoff", cfg.Backoff, cfg.MaxBackoff), nil)
 	}
 	if _, err := keys.TableName(cfg.Prefix, time.Unix(0, 0), cfg.Period); err != nil {
-		return nil, fmt.Errorf("periods: %w", err)
+		return nil, refused(err.Error(), err)
 	}
 	return &Tables{st: st, cfg: cfg}, nil
+}
+
+// refused is the error of an input New or NewRepo refuses: InvalidInput
+// (400) from tablekit's own checks, so that it matches
+// store.ErrInvalidInput, wrapping cause (when not nil) as well.
+func refused(msg string, cause error) error {
+	e := store.Errorf(store.CodeInvalidInput, 400, "%s", msg)
+	e.Source = store.SourceClient
+	if cause != nil {
+		return fmt.Errorf("periods: %w (%w)", e, cause)
+	}
+	return fmt.Errorf("periods: %w", e)
 }
 
 // Store returns the store the tables live in.
@@ -142,7 +159,8 @@ func (p *Tables) Horizon() time.Time {
 	return p.cfg.Now().UTC().Add(-p.cfg.Retention)
 }
 
-// expired reports whether per lies wholly before the horizon.
+// expired reports whether per lies wholly before the horizon of this
+// process's clock.
 func (p *Tables) expired(per Period) bool {
 	return p.cfg.Retention > 0 && !per.End.After(p.Horizon())
 }
@@ -162,16 +180,19 @@ func (p *Tables) writable(t time.Time) (Period, error) {
 
 // Ensure creates the table of the period holding t unless it exists, and
 // reports whether it created it. It refuses an expired period
-// (ErrExpired). When the service answers TableBeingDeleted (the name was
-// deleted moments ago) it backs off and tries again, up to Attempts
-// times; then it fails with an error matching ErrBeingDeleted that names
-// the table, the attempts and the time waited.
+// (ErrExpired): expired by this process's clock, or by the horizon a
+// retention run recorded (RecordedHorizon), which it reads before and
+// after creating the table; when a retention run expired the period
+// meanwhile, the table is deleted again. When the service answers
+// TableBeingDeleted (the name was deleted moments ago) it backs off and
+// tries again, up to Attempts times; then it fails with an error matching
+// ErrBeingDeleted that names the table, the attempts and the time waited.
 func (p *Tables) Ensure(ctx context.Context, t time.Time) (created bool, err error) {
 	per, err := p.writable(t)
 	if err != nil {
 		return false, err
 	}
-	return p.create(ctx, per.Table)
+	return p.createPeriod(ctx, per)
 }
 
 // Prepare creates the tables of the current period and of the next one
@@ -189,7 +210,7 @@ func (p *Tables) Prepare(ctx context.Context) ([]string, error) {
 	}
 	var made []string
 	for _, per := range []Period{cur, next} {
-		created, err := p.create(ctx, per.Table)
+		created, err := p.createPeriod(ctx, per)
 		if err != nil {
 			return made, err
 		}
@@ -200,10 +221,11 @@ func (p *Tables) Prepare(ctx context.Context) ([]string, error) {
 	return made, nil
 }
 
-// create makes a table unless it exists, waiting out TableBeingDeleted.
-// CreateTableIfNotExists is idempotent, so a transient failure or an
-// unknown outcome is simply tried again.
-func (p *Tables) create(ctx context.Context, name string) (bool, error) {
+// createTable makes a table unless it exists, waiting out
+// TableBeingDeleted. CreateTableIfNotExists is idempotent, so a transient
+// failure or an unknown outcome is simply tried again. It checks no
+// horizon: a period's table is created through createPeriod.
+func (p *Tables) createTable(ctx context.Context, name string) (bool, error) {
 	start := p.cfg.Now()
 	var last error
 	for attempt := 0; attempt < p.cfg.Attempts; attempt++ {
