@@ -3,6 +3,7 @@ package series
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // seeded is a concurrency-safe seeded random source.
@@ -73,10 +75,12 @@ func mustRead(t *testing.T, s *Series) Snapshot {
 	return sn
 }
 
-// faultTable wraps a table: before each write it asks plan what to do,
-// and it counts requests by kind.
+// faultTable holds the faults of a table: before each write it asks
+// plan what to do, and it counts requests by kind. wrap returns the table
+// that obeys it (storetest's kit, which keeps the typed lane of Table).
 type faultTable struct {
-	store.Table
+	// Table is the table wrapped; a test reads it directly, unseen.
+	Table  store.Table
 	mu     sync.Mutex
 	writes int
 	counts map[string]int
@@ -121,6 +125,20 @@ func (f *faultTable) next() fault {
 	return f.plan(w)
 }
 
+// wrap returns f.Table with its requests counted and its inserts,
+// updates and transactions (in either lane) faulted as plan says.
+func (f *faultTable) wrap() store.Table { return storetest.WrapTable(f.Table, f.hook) }
+
+func (f *faultTable) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	op := strings.ToLower(strings.TrimPrefix(c.EntityOp(), "Table."))
+	f.count(op)
+	switch op {
+	case "insert", "update", "transact":
+		return f.write(func() error { return do(ctx) })
+	}
+	return do(ctx)
+}
+
 func (f *faultTable) write(op func() error) error {
 	switch f.next() {
 	case applyThenLose:
@@ -138,32 +156,4 @@ func (f *faultTable) write(op func() error) error {
 		return errLost
 	}
 	return op()
-}
-
-func (f *faultTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	f.count("query")
-	return f.Table.Query(ctx, q)
-}
-
-func (f *faultTable) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (store.Entity, error) {
-	f.count("get")
-	return f.Table.Get(ctx, pk, rk, o)
-}
-
-func (f *faultTable) Insert(ctx context.Context, e store.Entity) (etag store.ETag, err error) {
-	f.count("insert")
-	err = f.write(func() error { etag, err = f.Table.Insert(ctx, e); return err })
-	return etag, err
-}
-
-func (f *faultTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, ifMatch store.ETag) (etag store.ETag, err error) {
-	f.count("update")
-	err = f.write(func() error { etag, err = f.Table.Update(ctx, e, m, ifMatch); return err })
-	return etag, err
-}
-
-func (f *faultTable) Transact(ctx context.Context, a []store.Action) (res []store.ActionResult, err error) {
-	f.count("transact")
-	err = f.write(func() error { res, err = f.Table.Transact(ctx, a); return err })
-	return res, err
 }

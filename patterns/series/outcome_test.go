@@ -50,7 +50,7 @@ func TestLostAnswersAreSettled(t *testing.T) {
 						}
 					}
 				}
-				s := newSeries(t, ft, "emp", "d", Layout{Slots: 24})
+				s := newSeries(t, ft.wrap(), "emp", "d", Layout{Slots: 24})
 				_, err := s.Add(t.Context(), 5, 1)
 				if tc.unknown {
 					if !errors.Is(err, store.ErrUnknownOutcome) {
@@ -83,7 +83,7 @@ func TestLostAnswerOfATransactionIsSettled(t *testing.T) {
 			}
 			return pass
 		}}
-		s := newSeries(t, ft, "emp", "2026", Layout{Slots: 366})
+		s := newSeries(t, ft.wrap(), "emp", "2026", Layout{Slots: 366})
 		for i := range 3 {
 			err := s.Update(t.Context(), func(v []any) (map[int]any, error) {
 				m := map[int]any{}

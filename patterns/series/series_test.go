@@ -16,7 +16,7 @@ import (
 func TestHourlyCountersLiveInOneEntity(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		ft := &faultTable{Table: freshTable(t, b)}
-		s := newSeries(t, ft, "emp000123", "20261122", Layout{Slots: 24})
+		s := newSeries(t, ft.wrap(), "emp000123", "20261122", Layout{Slots: 24})
 		want := make([]int64, 24)
 		writes := 0
 		for _, h := range []int{9, 9, 14, 23, 0, 9} {
@@ -55,7 +55,7 @@ func TestHourlyCountersLiveInOneEntity(t *testing.T) {
 			t.Fatalf("writes: %v", ft.counts)
 		}
 		// A series never written reads as empty.
-		empty := newSeries(t, ft, "emp000123", "20261123", Layout{Slots: 24})
+		empty := newSeries(t, ft.wrap(), "emp000123", "20261123", Layout{Slots: 24})
 		if sn := mustRead(t, empty); sn.Version != 0 || sn.Segments != 0 || slices.ContainsFunc(sn.Values, func(v any) bool { return v != nil }) {
 			t.Fatalf("unwritten series: %+v", sn)
 		}
