@@ -64,6 +64,18 @@ func e2eClients(b *testing.B, prefix string) (*Repository[benchEmployee], *aztab
 	return NewRepository[benchEmployee](st, name), svc.NewClient(name)
 }
 
+// e2eFast returns a repository over the same table as repo on a store
+// that sends through azstore.FastTransport, the opt-in transport for
+// services bound by client CPU.
+func e2eFast(b *testing.B, repo *Repository[benchEmployee]) *Repository[benchEmployee] {
+	b.Helper()
+	st, err := azstore.NewFromConnectionString(azuritetest.Conn(b), &azstore.Options{Transport: azstore.FastTransport()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return NewRepository[benchEmployee](st, repo.Table().Name())
+}
+
 // e2eValue is benchValue with keys of operation i.
 func e2eValue(prefix string, i int) benchEmployee {
 	v := benchValue()
@@ -121,6 +133,7 @@ func e2eReport(b *testing.B, rep interleave.Report) {
 // programs that insert the same struct.
 func BenchmarkE2EInsert(b *testing.B) {
 	repo, c := e2eClients(b, "e2eins")
+	fast := e2eFast(b, repo)
 	floor := newFloorClient(b, repo.Table().Name())
 	ctx := b.Context()
 	rep, err := interleave.Measure(interleave.Config{Rounds: 25, Slice: 150 * time.Millisecond, CollectGarbage: true},
@@ -145,6 +158,10 @@ func BenchmarkE2EInsert(b *testing.B) {
 		interleave.Case{Name: "Repository.Insert", Op: func(i int) error {
 			v := e2eValue("r", i)
 			return repo.Insert(ctx, &v)
+		}},
+		interleave.Case{Name: "Repository.Insert/FastTransport", Op: func(i int) error {
+			v := e2eValue("s", i)
+			return fast.Insert(ctx, &v)
 		}},
 		interleave.Case{Name: "net/http-floor", Op: func(i int) error {
 			v := e2eValue("f", i)
@@ -175,6 +192,7 @@ func BenchmarkE2EInsert(b *testing.B) {
 // decoded into the struct.
 func BenchmarkE2EGet(b *testing.B) {
 	repo, c := e2eClients(b, "e2eget")
+	fast := e2eFast(b, repo)
 	floor := newFloorClient(b, repo.Table().Name())
 	ctx := b.Context()
 	const n = 200
@@ -211,6 +229,11 @@ func BenchmarkE2EGet(b *testing.B) {
 		interleave.Case{Name: "Repository.Get", Op: func(i int) error {
 			pk, rk := key(i)
 			_, err := repo.Get(ctx, pk, rk)
+			return err
+		}},
+		interleave.Case{Name: "Repository.Get/FastTransport", Op: func(i int) error {
+			pk, rk := key(i)
+			_, err := fast.Get(ctx, pk, rk)
 			return err
 		}},
 		interleave.Case{Name: "net/http-floor", Op: func(i int) error {

@@ -39,13 +39,15 @@ type service struct {
 
 // Attach implements azstore.Service.
 func (blobService) Attach(a *azbase.Attachment) error {
-	svc := &service{writeRetry: azbase.WriteRetry(a.Options)}
+	co := a.Options
+	co.Retry.TryTimeout = a.BlobTryTimeout
+	svc := &service{writeRetry: azbase.WriteRetry(co)}
 	a.Containers = svc.container
 	url := a.Endpoints["blob"]
 	if url == "" {
 		return nil // the handles report the missing endpoint
 	}
-	opts := &azblob.ClientOptions{ClientOptions: a.Options}
+	opts := &azblob.ClientOptions{ClientOptions: co}
 	var err error
 	switch {
 	case a.AccountKey != "":

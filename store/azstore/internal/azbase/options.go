@@ -11,8 +11,32 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
 
+// Per-try timeouts: a try of a table or queue request that has no answer
+// after DefaultTryTimeout is abandoned (the service's own limit for one is
+// 30 seconds, so by then it has answered or given up), a blob request
+// after DefaultBlobTryTimeout (a transfer of a large block needs longer).
+// An abandoned write's outcome is unknown and settled as for any lost
+// answer, never resent blindly.
+const (
+	DefaultTryTimeout     = 60 * time.Second
+	DefaultBlobTryTimeout = 10 * time.Minute
+)
+
+// TryTimeout returns the per-try timeout a configured value d stands for:
+// def when d is 0, none (0, azcore's "no timeout") when d is negative.
+func TryTimeout(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
 // DefaultRetry fills zero fields of r with tablekit's defaults.
 func DefaultRetry(r policy.RetryOptions) policy.RetryOptions {
+	r.TryTimeout = TryTimeout(r.TryTimeout, DefaultTryTimeout)
 	if r.MaxRetries == 0 {
 		r.MaxRetries = 4
 	}
@@ -55,11 +79,11 @@ func Retryable(statuses []int) func(*http.Response, error) bool {
 }
 
 // ClientOptions are the azcore options of every client of a store: the
-// transport (next, or DefaultTransport) wrapped in Transport, and the
+// transport (next, or NetHTTP) wrapped in Transport, and the
 // retry policy of requests that are safe to repeat.
 func ClientOptions(next policy.Transporter, retry policy.RetryOptions, insecureHTTP bool) azcore.ClientOptions {
 	if next == nil {
-		next = DefaultTransport()
+		next = NetHTTP()
 	}
 	co := azcore.ClientOptions{Transport: Transport{Next: next}, Retry: DefaultRetry(retry), InsecureAllowCredentialWithHTTP: insecureHTTP}
 	if co.Retry.ShouldRetry == nil {

@@ -4,6 +4,8 @@
 package azbase
 
 import (
+	"time"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/tablekit/tablekit/store"
@@ -33,6 +35,9 @@ type Attachment struct {
 	Token azcore.TokenCredential
 	// Options are the azcore client options (transport wrapper, retries).
 	Options azcore.ClientOptions
+	// BlobTryTimeout is the per-try timeout of blob requests, which
+	// replaces Options.Retry.TryTimeout for them (0: none).
+	BlobTryTimeout time.Duration
 
 	// Queues and Containers receive the handle constructors.
 	Queues     func(name string) store.Queue

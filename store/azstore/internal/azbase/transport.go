@@ -154,30 +154,41 @@ func redactErr(err error) error {
 	return &redactedError{msg: msg, err: err}
 }
 
-// DefaultTransport is the transport azstore uses when Options.Transport
-// is nil: h1, which makes each HTTP/1.1 exchange on the caller's
-// goroutine, with DefaultHTTPClient for requests that go through a proxy.
-// One is shared by every store of the process, like net/http's default
-// transport, so that stores opened for the same account share their
-// idle connections.
-func DefaultTransport() policy.Transporter {
-	defaultOnce.Do(func() {
-		defaultTransport = h1.New(h1.Options{
+// FastTransport is azstore's own HTTP/1.1 transport (package h1), which
+// makes each exchange on the caller's goroutine, with NetHTTP for requests
+// that go through a proxy. A caller opts in with Options.Transport. One is
+// shared by every store of the process, like net/http's default
+// transport, so that stores opened for the same account share their idle
+// connections.
+func FastTransport() policy.Transporter {
+	fastOnce.Do(func() {
+		fastTransport = h1.New(h1.Options{
 			DialTimeout:    30 * time.Second,
 			TLSConfig:      &tls.Config{MinVersion: tls.VersionTLS12},
 			MaxIdlePerHost: 64,
 			IdleTimeout:    90 * time.Second,
 			Proxy:          http.ProxyFromEnvironment,
-			Fallback:       DefaultHTTPClient(),
+			Fallback:       NetHTTP(),
 		})
 	})
-	return defaultTransport
+	return fastTransport
 }
 
 var (
-	defaultOnce      sync.Once
-	defaultTransport *h1.Transport
+	fastOnce      sync.Once
+	fastTransport *h1.Transport
+	netOnce       sync.Once
+	netClient     *http.Client
 )
+
+// NetHTTP is the transport azstore uses when Options.Transport is nil:
+// net/http set up as azcore sets it up, with enough idle connections per
+// host for the bulk writer's concurrent transactions. One client is
+// shared by every store of the process.
+func NetHTTP() *http.Client {
+	netOnce.Do(func() { netClient = DefaultHTTPClient() })
+	return netClient
+}
 
 // DefaultHTTPClient is net/http with azcore's usual settings, and enough
 // idle connections per host for the bulk writer's concurrent
