@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 func hits(t *testing.T, seq func(func(xindex.Hit[Employee], error) bool)) []string {
@@ -244,21 +245,15 @@ type slowStore struct {
 	hook  func()
 }
 
+// Table wraps the table with storetest's kit, which keeps its typed lane.
 func (s *slowStore) Table(name string) store.Table {
-	return &slowTable{Table: s.Store.Table(name), s: s}
-}
-
-type slowTable struct {
-	store.Table
-	s *slowStore
-}
-
-func (t *slowTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
-	if h := t.s.hook; h != nil && strings.EqualFold(t.Table.Name(), t.s.table) {
-		t.s.hook = nil
-		h()
-	}
-	return t.Table.Transact(ctx, a)
+	return storetest.WrapTable(s.Store.Table(name), func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if h := s.hook; h != nil && c.Op == "Table.Transact" && strings.EqualFold(c.Name, s.table) {
+			s.hook = nil
+			h()
+		}
+		return do(ctx)
+	})
 }
 
 // TestConflictSlippingPastTheClaimIsReported: a writer slower than the
