@@ -37,8 +37,12 @@ type Outbox struct {
 
 // NewOutbox returns the drainer of tbl's outbox rows. It does no I/O.
 // Options.Now is the clock claims are measured with, Options.NewID makes
-// claim tokens.
+// claim tokens. A nil tbl (or one holding a nil pointer) and bad Options
+// are refused with errors matching store.ErrInvalidInput.
 func NewOutbox(tbl store.Table, opts *Options) (*Outbox, error) {
+	if isNil(tbl) {
+		return nil, fmt.Errorf("partition: outbox: %w", refuse(store.CodeInvalidInput, 400, "the table is nil: give the store.Table whose outbox rows to drain"))
+	}
 	s, err := opts.settings()
 	if err != nil {
 		return nil, fmt.Errorf("partition: outbox: %w", err)

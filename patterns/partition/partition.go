@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -116,6 +117,19 @@ func (s *settings) wait(ctx context.Context, n int) error {
 	}
 }
 
+// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// function or channel: a value whose methods cannot be called.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
 // Partition is one fenced partition of a table. It holds no state between
 // calls and is safe for concurrent use; every transaction reads or is
 // given the fence it builds on.
@@ -126,10 +140,14 @@ type Partition struct {
 }
 
 // New returns the fenced partition pk of tbl. It does no I/O. It fails
-// for a PartitionKey the service refuses (a forbidden character, more
-// than 1,024 UTF-16 units) and for bad Options, naming the value and the
-// limit.
+// for a nil tbl (or one holding a nil pointer), a PartitionKey the
+// service refuses (a forbidden character, more than 1,024 UTF-16 units)
+// and bad Options, naming the value and the limit, with errors matching
+// store.ErrInvalidInput.
 func New(tbl store.Table, pk string, opts *Options) (*Partition, error) {
+	if isNil(tbl) {
+		return nil, fmt.Errorf("partition: %w", refuse(store.CodeInvalidInput, 400, "the table is nil: give the store.Table the partition lives in"))
+	}
 	if err := store.ValidateKeys(pk, ""); err != nil {
 		return nil, fmt.Errorf("partition: %w", err)
 	}

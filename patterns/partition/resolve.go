@@ -72,8 +72,14 @@ func (e *UnknownError) Unwrap() error { return e.Err }
 
 // Resolve tries again to learn whether the commit applied, as Commit does
 // after a lost answer: a Result (Recovered) if it did, a NotAppliedError
-// if it did not, an UnknownError if it still cannot tell.
+// if it did not, an UnknownError if it still cannot tell. An UnknownError
+// that Commit did not return (a nil pointer, or one built by hand) has no
+// commit to resolve: an error matching store.ErrInvalidInput.
 func (e *UnknownError) Resolve(ctx context.Context) (*Result, error) {
+	if e == nil || e.txn == nil || e.Err == nil {
+		return nil, refuse(store.CodeInvalidInput, 400,
+			"partition: Resolve of an UnknownError that Commit did not return: there is no commit to resolve")
+	}
 	return e.txn.resolve(ctx, e.Err)
 }
 
