@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
@@ -63,9 +64,13 @@ type Table[P, C any] struct {
 // returns the parent of a child with its key fields set (the rest may be
 // zero). It does no I/O. It fails, naming the type, when P or C cannot be
 // mapped, when either declares no discriminator, when they declare
-// different discriminator properties or the same value, or when parentOf
-// is nil.
+// different discriminator properties or the same value, and with an error
+// matching store.ErrInvalidInput when st (or the pointer it holds) or
+// parentOf is nil.
 func New[P, C any](st store.Store, table string, parentOf func(*C) P) (*Table[P, C], error) {
+	if isNil(st) {
+		return nil, refuse("the store is nil: give the store the table lives in")
+	}
 	if err := store.ValidateTableName(table); err != nil {
 		return nil, err
 	}
@@ -104,6 +109,19 @@ func (t *Table[P, C]) Table() store.Table { return t.table }
 // Registry returns the registry of the two types, for reads of your own
 // (RegistryTable.Query decodes each row as its type).
 func (t *Table[P, C]) Registry() *mapper.Registry { return t.reg }
+
+// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// function or channel: a value whose methods cannot be called.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
 
 // refuse builds a refusal of the package's own checks.
 func refuse(format string, args ...any) error {
