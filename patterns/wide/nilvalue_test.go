@@ -3,6 +3,7 @@ package wide
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -94,4 +95,45 @@ func TestPutRefusesNilPropertyValue(t *testing.T) {
 			t.Fatalf("the stored value after the refused Puts: %v, %v", got, err)
 		}
 	})
+}
+
+// nilStore is a store.Store whose methods cannot be called: a typed nil
+// pointer of it is the nil store of a program that forgot to open one.
+type nilStore struct{ store.Store }
+
+// TestNilInputsAreRefused: a nil store (untyped or a typed nil pointer),
+// a nil value pointer and a nil map are refused with errors matching
+// store.ErrInvalidInput, never a panic, and nothing is written.
+func TestNilInputsAreRefused(t *testing.T) {
+	b := backendtest.Memstore()
+	name := freshTable(t, b)
+	w := newWide[Properties](t, b.Store, name, nil)
+	d := newWide[Doc](t, b.Store, name, nil)
+	var nilMap Properties
+	for _, c := range []struct {
+		what string
+		call func() error
+		want string
+	}{
+		{"New with a nil store", func() error { _, err := New[Properties](nil, name, nil); return err }, "store"},
+		{"New with a typed nil store", func() error { _, err := New[Properties]((*nilStore)(nil), name, nil); return err }, "store"},
+		{"Put of a nil pointer", func() error { _, err := w.Put(t.Context(), "p", "v", nil, ""); return err }, "nil"},
+		{"Put of a nil struct pointer", func() error { _, err := d.Put(t.Context(), "p", "v", nil, ""); return err }, "nil"},
+		{"Put of a nil map", func() error { _, err := w.Put(t.Context(), "p", "v", &nilMap, ""); return err }, "nil"},
+	} {
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return c.call()
+		}()
+		if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error matching store.ErrInvalidInput naming %s", c.what, err, c.want)
+		}
+	}
+	if all := rows(t, w.Table(), "p"); len(all) != 0 {
+		t.Fatalf("%d rows written by refused calls", len(all))
+	}
 }

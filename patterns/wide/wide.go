@@ -64,10 +64,11 @@ type Wide[T any] struct {
 // strings and binary values longer than one property holds) or
 // Properties. It does no I/O. It fails for a T the mapper cannot map, a
 // property name the layout cannot store (one starting with
-// ReservedPrefix, or longer than MaxNameUnits), a bad table name and bad
-// Options, naming the value and the limit.
+// ReservedPrefix, or longer than MaxNameUnits), a nil st (or one holding
+// a nil pointer), a bad table name and bad Options, naming the value and
+// the limit.
 func New[T any](st store.Store, name string, opts *Options) (*Wide[T], error) {
-	if st == nil {
+	if isNil(st) {
 		return nil, fmt.Errorf("wide: %w", refuse(store.CodeInvalidInput, 400, "the store is nil"))
 	}
 	if err := store.ValidateTableName(name); err != nil {
@@ -115,6 +116,19 @@ func New[T any](st store.Store, name string, opts *Options) (*Wide[T], error) {
 		}
 	}
 	return w, nil
+}
+
+// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// function or channel: a value whose methods cannot be called.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // Table returns the table.
