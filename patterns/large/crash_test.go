@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // crash is what a faultStore panics with: the process dies at that request.
@@ -95,55 +96,23 @@ func lost(write bool) error {
 	return &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: write, Source: store.SourceTransport, Message: "injected: the answer was lost"}
 }
 
+// Table wraps the table with storetest's kit, which keeps its typed lane.
 func (f *faultStore) Table(name string) store.Table {
-	return &faultTable{f: f, Table: f.Store.Table(name)}
+	return storetest.WrapTable(f.Store.Table(name), f.hook)
 }
 
+// Container wraps the container.
 func (f *faultStore) Container(name string) store.Container {
-	return &faultContainer{f: f, Container: f.Store.Container(name)}
+	return storetest.WrapContainer(f.Store.Container(name), f.hook)
 }
 
-type faultTable struct {
-	f *faultStore
-	store.Table
-}
-
-func (t *faultTable) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (e store.Entity, err error) {
-	err = t.f.do("get", false, func() error { e, err = t.Table.Get(ctx, pk, rk, o); return err })
-	return e, err
-}
-
-func (t *faultTable) Insert(ctx context.Context, e store.Entity) (etag store.ETag, err error) {
-	err = t.f.do("insert", true, func() error { etag, err = t.Table.Insert(ctx, e); return err })
-	return etag, err
-}
-
-func (t *faultTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (etag store.ETag, err error) {
-	err = t.f.do("update", true, func() error { etag, err = t.Table.Update(ctx, e, m, im); return err })
-	return etag, err
-}
-
-func (t *faultTable) Delete(ctx context.Context, pk, rk string, im store.ETag) error {
-	return t.f.do("delete", true, func() error { return t.Table.Delete(ctx, pk, rk, im) })
-}
-
-type faultContainer struct {
-	f *faultStore
-	store.Container
-}
-
-func (k *faultContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (p store.BlobProps, err error) {
-	err = k.f.do("blob put", true, func() error { p, err = k.Container.Put(ctx, n, d, o); return err })
-	return p, err
-}
-
-func (k *faultContainer) Get(ctx context.Context, n string) (d []byte, p store.BlobProps, err error) {
-	err = k.f.do("blob get", false, func() error { d, p, err = k.Container.Get(ctx, n); return err })
-	return d, p, err
-}
-
-func (k *faultContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) error {
-	return k.f.do("blob delete", true, func() error { return k.Container.DeleteBlob(ctx, n, im) })
+// hook counts the requests opName names and meets them with the fault.
+func (f *faultStore) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	op, ok := opName(c)
+	if !ok {
+		return do(ctx)
+	}
+	return f.do(op, c.Write, func() error { return do(ctx) })
 }
 
 // survive runs f, turning a crash into crashed = true.
@@ -245,7 +214,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 					t.Fatal(err)
 				}
 				steps := probe.n
-				var runs, faults, done, refused, unknowns, crashed, orphans, swept, dangling, wrong int
+				var runs, faults, operations, done, refused, unknowns, crashed, orphans, swept, dangling, wrong int
 				kinds := []fault{crashBefore, crashAfter, loseBefore, loseAfter}
 				for at := range steps + 2 { // and the read-backs a fault adds
 					for _, kind := range kinds {
@@ -262,6 +231,9 @@ func TestCrashAtEveryStep(t *testing.T) {
 						if fs.hit != "" {
 							faults++
 						}
+						fs.mu.Lock()
+						operations += fs.n
+						fs.mu.Unlock()
 						got, gerr := clean.Get(ctx, pk, "d")
 						var state *Doc
 						switch {
@@ -322,8 +294,8 @@ func TestCrashAtEveryStep(t *testing.T) {
 						}
 					}
 				}
-				t.Logf("%s, %s: %d requests in a clean run (%v); %d runs, %d faults: %d done, %d refused, %d unknown, %d crashed; orphans %d, swept %d; dangling %d, wrong value %d",
-					b.Name, c.name, steps, probe.ops, runs, faults, done, refused, unknowns, crashed, orphans, swept, dangling, wrong)
+				t.Logf("%s, %s: %d requests in a clean run (%v); %d runs, %d faults, %d operations: %d done, %d refused, %d unknown, %d crashed; orphans %d, swept %d; lost %d (dangling references), wrong value %d",
+					b.Name, c.name, steps, probe.ops, runs, faults, operations, done, refused, unknowns, crashed, orphans, swept, dangling, wrong)
 				if swept != orphans {
 					t.Errorf("swept %d of %d orphans", swept, orphans)
 				}
@@ -440,8 +412,7 @@ func TestLostTriesAreNotUnknown(t *testing.T) {
 		}
 		lossy := &lossyTable{}
 		s := e.store(t, nil, Options{Attempts: 3})
-		lossy.Table = s.table
-		s.table = lossy
+		s.table = lossy.wrap(s.table)
 		err := s.Put(t.Context(), bigDoc("p", "new", 50_000, 10))
 		if !errors.Is(err, ErrContention) || errors.Is(err, store.ErrUnknownOutcome) || !errors.Is(err, store.ErrTransient) || lossy.lost != 3 {
 			t.Fatalf("%d lost tries: %v", lossy.lost, err)
@@ -458,13 +429,18 @@ func TestLostTriesAreNotUnknown(t *testing.T) {
 
 // lossyTable loses every update before it reaches the service.
 type lossyTable struct {
-	store.Table
 	lost int
 }
 
-func (l *lossyTable) Update(context.Context, store.Entity, store.UpdateMode, store.ETag) (store.ETag, error) {
-	l.lost++
-	return "", lost(true)
+// wrap returns t losing every update (in either lane).
+func (l *lossyTable) wrap(t store.Table) store.Table {
+	return storetest.WrapTable(t, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if op, _ := opName(c); op == "update" {
+			l.lost++
+			return lost(true)
+		}
+		return do(ctx)
+	})
 }
 
 // With memstore's own faults the backend settles a lost answer by reading

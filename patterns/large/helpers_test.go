@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // Doc is the test type: two large fields of each stored type and a json
@@ -204,55 +205,42 @@ func (c *counting) reset() {
 	c.mu.Unlock()
 }
 
+// Table wraps the table with storetest's kit, which keeps its typed lane.
 func (c *counting) Table(name string) store.Table {
-	return &countTable{c: c, Table: c.Store.Table(name)}
+	return storetest.WrapTable(c.Store.Table(name), c.hook)
 }
 
+// Container wraps the container.
 func (c *counting) Container(name string) store.Container {
-	return &countContainer{c: c, Container: c.Store.Container(name)}
+	return storetest.WrapContainer(c.Store.Container(name), c.hook)
 }
 
-type countTable struct {
-	c *counting
-	store.Table
+func (c *counting) hook(ctx context.Context, call storetest.Call, do func(context.Context) error) error {
+	if op, ok := opName(call); ok {
+		c.count(op)
+	}
+	return do(ctx)
 }
 
-func (t *countTable) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (store.Entity, error) {
-	t.c.count("get")
-	return t.Table.Get(ctx, pk, rk, o)
-}
-
-func (t *countTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	t.c.count("insert")
-	return t.Table.Insert(ctx, e)
-}
-
-func (t *countTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
-	t.c.count("update")
-	return t.Table.Update(ctx, e, m, im)
-}
-
-func (t *countTable) Delete(ctx context.Context, pk, rk string, im store.ETag) error {
-	t.c.count("delete")
-	return t.Table.Delete(ctx, pk, rk, im)
-}
-
-type countContainer struct {
-	c *counting
-	store.Container
-}
-
-func (k *countContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (store.BlobProps, error) {
-	k.c.count("blob put")
-	return k.Container.Put(ctx, n, d, o)
-}
-
-func (k *countContainer) Get(ctx context.Context, n string) ([]byte, store.BlobProps, error) {
-	k.c.count("blob get")
-	return k.Container.Get(ctx, n)
-}
-
-func (k *countContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) error {
-	k.c.count("blob delete")
-	return k.Container.DeleteBlob(ctx, n, im)
+// opName names the requests the tests count and fault, in either lane:
+// "get", "insert", "update", "delete", "blob put", "blob get" and "blob
+// delete".
+func opName(c storetest.Call) (string, bool) {
+	switch c.EntityOp() {
+	case "Table.Get":
+		return "get", true
+	case "Table.Insert":
+		return "insert", true
+	case "Table.Update":
+		return "update", true
+	case "Table.Delete":
+		return "delete", true
+	case "Container.Put":
+		return "blob put", true
+	case "Container.Get":
+		return "blob get", true
+	case "Container.DeleteBlob":
+		return "blob delete", true
+	}
+	return "", false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // The sweeper removes exactly the unreferenced blobs older than the grace
@@ -136,13 +137,13 @@ func TestSlowWriteRenewsItsBlobs(t *testing.T) {
 		// before its entity write, which then fails and tries again, 40
 		// minutes later by the clock.
 		other := e.store(t, nil, Options{})
-		slow := &slowTable{Table: cnt.Table(e.table), before: func() {
+		slow := &slowTable{before: func() {
 			offset = 40 * time.Minute
 			if err := other.Put(context.Background(), bigDoc("p", "theirs", 40_000, 10)); err != nil {
 				t.Error(err)
 			}
 		}}
-		s.table = slow
+		s.table = slow.wrap(cnt.Table(e.table))
 		cnt.reset()
 		mine := bigDoc("p", "mine", 50_000, 10)
 		if err := s.Put(t.Context(), mine); err != nil {
@@ -161,19 +162,21 @@ func TestSlowWriteRenewsItsBlobs(t *testing.T) {
 	})
 }
 
-// slowTable runs before once, before the first entity write.
+// slowTable runs before once, before the first entity update (in either
+// lane).
 type slowTable struct {
-	store.Table
 	before func()
 	done   bool
 }
 
-func (s *slowTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
-	if !s.done {
-		s.done = true
-		s.before()
-	}
-	return s.Table.Update(ctx, e, m, im)
+func (s *slowTable) wrap(t store.Table) store.Table {
+	return storetest.WrapTable(t, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if op, _ := opName(c); op == "update" && !s.done {
+			s.done = true
+			s.before()
+		}
+		return do(ctx)
+	})
 }
 
 // Another kind of entity in the same table whose large property has the
