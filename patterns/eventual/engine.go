@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"time"
 
@@ -95,6 +96,9 @@ func New(st store.Store, opts Options) (*Engine, error) {
 	if st == nil {
 		return nil, refuse("the store is nil")
 	}
+	if v := reflect.ValueOf(st); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, refuse("the store is a nil %T", st)
+	}
 	o := opts
 	if err := store.ValidateQueueName(o.Queue); err != nil {
 		return nil, fmt.Errorf("eventual: Options.Queue: %w", err)
@@ -172,8 +176,23 @@ func New(st store.Store, opts Options) (*Engine, error) {
 	return &Engine{st: st, o: o, queue: st.Queue(o.Queue), poison: st.Queue(o.PoisonQueue), ids: ids}, nil
 }
 
+// usable refuses a nil engine (one not made by New) and a nil context,
+// which would otherwise panic deep inside a request.
+func (e *Engine) usable(ctx context.Context) error {
+	if e == nil {
+		return refuse("the engine is nil: make one with eventual.New")
+	}
+	if ctx == nil {
+		return refuse("the context is nil: pass context.Background() or a context of your own")
+	}
+	return nil
+}
+
 // Setup creates the queues and, when one is configured, the container.
 func (e *Engine) Setup(ctx context.Context) error {
+	if err := e.usable(ctx); err != nil {
+		return err
+	}
 	for _, q := range []store.Queue{e.queue, e.poison} {
 		if err := q.Create(ctx); err != nil {
 			return fmt.Errorf("eventual: create queue %s: %w", q.Name(), err)
@@ -222,6 +241,9 @@ const maxInline = store.MaxMessageSize - 8*1024
 // message goes to a blob of the engine's container (under a fresh random
 // name) and the message points to it.
 func (e *Engine) Submit(ctx context.Context, op Operation) error {
+	if err := e.usable(ctx); err != nil {
+		return err
+	}
 	body, err := e.encodeOp(op)
 	if err != nil {
 		return err
@@ -275,11 +297,35 @@ type Tx struct {
 	pk      string
 	t       *partition.Txn
 	blobs   []string        // operation blobs written for this attempt
+	written map[string]bool // source rows this transaction inserts, updates or upserts
 	deleted map[string]bool // source rows this transaction deletes
+	sources []string        // the RowKeys of Then, in order
 }
 
-// Version is the source partition version this transaction creates.
-func (tx *Tx) Version() int64 { return tx.t.Base().Version + 1 }
+// Version is the source partition version this transaction creates; 0
+// for a Tx that Write did not make.
+func (tx *Tx) Version() int64 {
+	if tx == nil || tx.t == nil {
+		return 0
+	}
+	return tx.t.Base().Version + 1
+}
+
+// usable refuses a Tx that Write did not make (a nil or zero Tx).
+func (tx *Tx) usable() error {
+	if tx == nil || tx.t == nil || tx.e == nil {
+		return refuse("the transaction was not made by Engine.Write: use the Tx its function receives")
+	}
+	return nil
+}
+
+// wrote records a source row the transaction writes.
+func (tx *Tx) wrote(rk string) {
+	if tx.written == nil {
+		tx.written = map[string]bool{}
+	}
+	tx.written[rk] = true
+}
 
 // stamp copies e and records the version on it.
 func (tx *Tx) stamp(e store.Entity) (store.Entity, error) {
@@ -297,34 +343,58 @@ func (tx *Tx) stamp(e store.Entity) (store.Entity, error) {
 
 // Insert adds an insert of a source row.
 func (tx *Tx) Insert(label string, e store.Entity) error {
+	if err := tx.usable(); err != nil {
+		return err
+	}
 	c, err := tx.stamp(e)
 	if err != nil {
 		return err
 	}
-	return tx.t.Insert(label, c)
+	if err := tx.t.Insert(label, c); err != nil {
+		return err
+	}
+	tx.wrote(e.RowKey)
+	return nil
 }
 
 // Update adds a merge or replace of a source row if its ETag is still
 // ifMatch (store.ETagAny for any).
 func (tx *Tx) Update(label string, e store.Entity, mode store.UpdateMode, ifMatch store.ETag) error {
+	if err := tx.usable(); err != nil {
+		return err
+	}
 	c, err := tx.stamp(e)
 	if err != nil {
 		return err
 	}
-	return tx.t.Update(label, c, mode, ifMatch)
+	if err := tx.t.Update(label, c, mode, ifMatch); err != nil {
+		return err
+	}
+	tx.wrote(e.RowKey)
+	return nil
 }
 
 // Upsert adds an insert-or-merge or insert-or-replace of a source row.
 func (tx *Tx) Upsert(label string, e store.Entity, mode store.UpdateMode) error {
+	if err := tx.usable(); err != nil {
+		return err
+	}
 	c, err := tx.stamp(e)
 	if err != nil {
 		return err
 	}
-	return tx.t.Upsert(label, c, mode)
+	if err := tx.t.Upsert(label, c, mode); err != nil {
+		return err
+	}
+	tx.wrote(e.RowKey)
+	return nil
 }
 
 // Delete adds a delete of a source row if its ETag is still ifMatch.
 func (tx *Tx) Delete(label, rk string, ifMatch store.ETag) error {
+	if err := tx.usable(); err != nil {
+		return err
+	}
 	if err := tx.t.Delete(label, rk, ifMatch); err != nil {
 		return err
 	}
@@ -338,10 +408,18 @@ func (tx *Tx) Delete(label, rk string, ifMatch store.ETag) error {
 // Then adds the operation the transaction implies for its row rk (the
 // source): its steps run eventually, each at least once, after the
 // transaction commits, and only if it commits. The operation carries the
-// transaction's version. Delete the source row first when the operation
-// moves it elsewhere. An operation too large for an outbox row goes to a
-// blob of the engine's container.
+// transaction's version. The transaction must write (Insert, Update,
+// Upsert) or delete row rk, before or after Then: Write refuses the
+// transaction otherwise, before anything is sent. Delete the source row
+// first when the operation moves it elsewhere. An operation too large for
+// an outbox row goes to a blob of the engine's container.
 func (tx *Tx) Then(ctx context.Context, rk string, steps ...Step) error {
+	if err := tx.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return refuse("the context is nil: pass context.Background() or a context of your own")
+	}
 	op := Operation{Source: &Ref{Table: tx.table, PartitionKey: tx.pk, RowKey: rk}, Version: tx.Version(),
 		SourceDeleted: tx.deleted[rk], Steps: steps}
 	body, err := tx.e.encodeOp(op)
@@ -361,8 +439,24 @@ func (tx *Tx) Then(ctx context.Context, rk string, steps ...Step) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.t.Outbox(partition.Message{Topic: tx.e.o.Queue, Body: b})
-	return err
+	if _, err = tx.t.Outbox(partition.Message{Topic: tx.e.o.Queue, Body: b}); err != nil {
+		return err
+	}
+	tx.sources = append(tx.sources, rk)
+	return nil
+}
+
+// checkSources refuses an operation whose source row the transaction
+// neither writes nor deletes: its source would not carry the version the
+// operation's steps are judged by, and a row of that name may not exist.
+func (tx *Tx) checkSources() error {
+	for _, rk := range tx.sources {
+		if !tx.written[rk] && !tx.deleted[rk] {
+			return refuse("Tx.Then names row %q of partition %q of %s as the operation's source, but the transaction neither writes nor deletes it: "+
+				"write or delete that row in the same transaction", rk, tx.pk, tx.table)
+		}
+	}
+	return nil
 }
 
 // Write runs fn to build a transaction on partition pk of table, commits
@@ -375,6 +469,12 @@ func (tx *Tx) Then(ctx context.Context, rk string, steps ...Step) error {
 // outbox rows stay until a worker has run their operations, and Sweep
 // queues again the ones whose message never came.
 func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) error) (*partition.Result, error) {
+	if err := e.usable(ctx); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, refuse("Write of partition %q of %s: the function is nil", pk, table)
+	}
 	p, err := partition.New(e.st.Table(table), pk, e.o.Partition)
 	if err != nil {
 		return nil, err
@@ -393,6 +493,10 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 		}
 		tx := &Tx{e: e, table: table, pk: pk, t: t}
 		if err := fn(tx); err != nil {
+			e.dropBlobs(ctx, tx.blobs)
+			return nil, err
+		}
+		if err := tx.checkSources(); err != nil {
 			e.dropBlobs(ctx, tx.blobs)
 			return nil, err
 		}

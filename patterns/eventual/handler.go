@@ -51,6 +51,9 @@ func Custom(kind StepKind, table string, e store.Entity, data []byte) Step {
 // ProcessOnce. It refuses a built-in kind, an empty or too long name, a
 // kind registered already, and a handler without Run.
 func (e *Engine) Handle(kind StepKind, h StepHandler) error {
+	if e == nil {
+		return refuse("the engine is nil: make one with eventual.New")
+	}
 	switch kind {
 	case StepUpsert, StepDelete, StepPutBlob, StepDeleteBlob:
 		return refuse("step kind %q is built in", kind)
@@ -82,7 +85,12 @@ func (e *Engine) handler(kind StepKind) *StepHandler {
 
 // Store returns the store the engine writes to: handlers and the packages
 // that register them read and write through it.
-func (e *Engine) Store() store.Store { return e.st }
+func (e *Engine) Store() store.Store {
+	if e == nil {
+		return nil
+	}
+	return e.st
+}
 
 // hasEntity reports whether a custom step carries an entity to encode.
 func hasEntity(s Step) bool {

@@ -32,6 +32,9 @@ type Attempt struct {
 // Poisoned lists up to n (1 to 32) messages of the poison queue without
 // taking them.
 func (e *Engine) Poisoned(ctx context.Context, n int) ([]Poisoned, error) {
+	if err := e.usable(ctx); err != nil {
+		return nil, err
+	}
 	msgs, err := e.poison.Peek(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("eventual: peek %s: %w", e.o.PoisonQueue, err)
@@ -78,6 +81,9 @@ func describe(m store.Message) Poisoned {
 // queue, their attempts cleared, once the cause is fixed. It returns how
 // many it moved. A message that is not an operation message stays.
 func (e *Engine) Redrive(ctx context.Context, n int) (int, error) {
+	if err := e.usable(ctx); err != nil {
+		return 0, err
+	}
 	msgs, err := e.poison.Get(ctx, n, e.o.Visibility)
 	if err != nil {
 		return 0, fmt.Errorf("eventual: receive from %s: %w", e.o.PoisonQueue, err)

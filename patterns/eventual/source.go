@@ -11,6 +11,9 @@ import (
 // A row without one, or with one that is not an integer, has version 0.
 // Step handlers (Handle) compare it with Operation.Version.
 func VersionOf(e *store.Entity) int64 {
+	if e == nil {
+		return 0
+	}
 	switch v := e.Properties[VersionProperty].(type) {
 	case int64:
 		return v
@@ -25,6 +28,12 @@ func VersionOf(e *store.Entity) int64 {
 // error, so that a step never takes it for a deleted source. The error is
 // the store's: the caller says what it was reading.
 func (r Ref) Read(ctx context.Context, st store.Store) (row store.Entity, found bool, err error) {
+	if st == nil {
+		return store.Entity{}, false, refuse("reading %s: the store is nil", r)
+	}
+	if ctx == nil {
+		return store.Entity{}, false, refuse("reading %s: the context is nil", r)
+	}
 	row, err = st.Table(r.Table).Get(ctx, r.PartitionKey, r.RowKey, nil)
 	if store.EntityNotFound(err) {
 		return store.Entity{}, false, nil

@@ -18,6 +18,9 @@ import (
 // Sweep reads every partition of the table (a table scan with a RowKey
 // condition): run it periodically, not per write.
 func (e *Engine) Sweep(ctx context.Context, table string) (int, error) {
+	if err := e.usable(ctx); err != nil {
+		return 0, err
+	}
 	ob, err := partition.NewOutbox(e.st.Table(table), e.o.Partition)
 	if err != nil {
 		return 0, err

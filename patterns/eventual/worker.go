@@ -19,15 +19,25 @@ var ErrBlobMissing = errors.New("eventual: the operation's blob is missing")
 
 // Work runs the worker until ctx ends: it keeps up to Concurrency
 // operations running, receiving more messages as slots free up, and waits
-// PollInterval when the queue is empty. It returns ctx's error.
+// PollInterval when the queue is empty or a receive failed. It returns
+// ctx's error, or, at once, an error naming the queue and matching
+// store.ErrNotFound (code store.CodeQueueNotFound) when the queue does
+// not exist (Setup creates it): no wait would make it appear.
 func (e *Engine) Work(ctx context.Context) error {
+	if err := e.usable(ctx); err != nil {
+		return err
+	}
 	return e.pool(ctx, false)
 }
 
 // Drain runs the worker as Work does until the queue has no visible
 // message left and every operation it started is done: for batch jobs
-// and tests. Messages hidden by an earlier receive are not waited for.
+// and tests. Messages hidden by an earlier receive are not waited for. A
+// missing queue fails it at once, as it does Work.
 func (e *Engine) Drain(ctx context.Context) error {
+	if err := e.usable(ctx); err != nil {
+		return err
+	}
 	return e.pool(ctx, true)
 }
 
@@ -64,6 +74,9 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 		for range free - len(msgs) {
 			<-slots
 		}
+		if err != nil && errors.Is(err, store.ErrNotFound) {
+			return e.missingQueue(err)
+		}
 		if err == nil && len(msgs) > 0 {
 			for _, m := range msgs {
 				wg.Go(func() {
@@ -85,6 +98,9 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 			if perr == nil && len(more) == 0 {
 				return nil
 			}
+			if errors.Is(perr, store.ErrNotFound) {
+				return e.missingQueue(perr)
+			}
 			if perr == nil {
 				continue // a message showed up: receive it
 			}
@@ -96,6 +112,12 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 	}
 }
 
+// missingQueue is the error of a receive from a queue that does not
+// exist: retrying cannot cure it, so the worker stops with it.
+func (e *Engine) missingQueue(err error) error {
+	return fmt.Errorf("eventual: receive from queue %s: it does not exist (Engine.Setup creates it): %w", e.o.Queue, err)
+}
+
 // ProcessOnce receives up to Concurrency messages and runs their
 // operations, concurrently, before it returns how many it received. A
 // message whose operation fails stays in the queue with the error
@@ -103,6 +125,9 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 // MaxReceives times goes to the poison queue with the error of every
 // attempt.
 func (e *Engine) ProcessOnce(ctx context.Context) (int, error) {
+	if err := e.usable(ctx); err != nil {
+		return 0, err
+	}
 	var msgs []store.Message
 	err := e.bounded(ctx, func(ctx context.Context) (err error) {
 		msgs, err = e.queue.Get(ctx, min(e.o.Concurrency, store.MaxMessagesPerGet), e.o.Visibility)
