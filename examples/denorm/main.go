@@ -26,6 +26,7 @@ import (
 	"github.com/tablekit/tablekit/patterns/denorm"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // Employee is stored in its unit's partition under "emp_" + id; it may
@@ -57,7 +58,7 @@ func main() {
 	conn := backend.ConnFlag()
 	suffix := flag.String("suffix", "", "suffix for the tables' and queues' names (to run beside another copy)")
 	flag.Parse()
-	st, name, err := backend.Open(backend.Choose(*conn))
+	st, name, err := backend.Open(backend.Choose(*conn), azqueues.Service())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 func main() {
@@ -32,7 +33,7 @@ func main() {
 	poison := flag.Bool("poison", false, "list the poison queue and stop")
 	redrive := flag.Bool("redrive", false, "send the poison queue's messages back to the queue and stop")
 	flag.Parse()
-	st, name, err := backend.Open(backend.Choose(*conn))
+	st, name, err := backend.Open(backend.Choose(*conn), azqueues.Service())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,6 +27,8 @@ import (
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // Employee is an employee of a department; the RowKey prefix keeps
@@ -46,7 +48,7 @@ func main() {
 	conn := backend.ConnFlag()
 	suffix := flag.String("suffix", "", "suffix for the tables', queues' and container's names (to run beside another copy)")
 	flag.Parse()
-	st, name, err := backend.Open(backend.Choose(*conn))
+	st, name, err := backend.Open(backend.Choose(*conn), azqueues.Service(), azblobs.Service())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/patterns/large"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
 )
 
 // Doc is a document: the title is always in the entity, the body and the
@@ -44,7 +45,7 @@ func main() {
 	table := flag.String("table", "LargeDocs", "table to use (created, then deleted)")
 	container := flag.String("container", "large-docs", "blob container to use (created, then deleted)")
 	flag.Parse()
-	st, name, err := backend.Open(backend.Choose(*conn))
+	st, name, err := backend.Open(backend.Choose(*conn), azblobs.Service())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
 )
 
 const wantOutput = `put a 5242880-byte body and a 200000-byte scan: blobs 2, the entity under 1 KiB true; the body's blob is gzip
@@ -55,7 +56,7 @@ func TestLargeOnMemstore(t *testing.T) {
 }
 
 func TestLargeOnAzurite(t *testing.T) {
-	st, name, err := backend.Open(azuritetest.Conn(t))
+	st, name, err := backend.Open(azuritetest.Conn(t), azblobs.Service())
 	if err != nil || !strings.HasPrefix(name, "Azurite") {
 		t.Fatalf("open: %v (%s)", err, name)
 	}

@@ -26,13 +26,14 @@ import (
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/patterns/logdata"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
 )
 
 func main() {
 	conn := backend.ConnFlag()
 	container := flag.String("container", "weblogs", "blob container to use (created, then deleted)")
 	flag.Parse()
-	st, name, err := backend.Open(backend.Choose(*conn))
+	st, name, err := backend.Open(backend.Choose(*conn), azblobs.Service())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
 )
 
 const wantOutput = `3 servers logged 3000 requests from 14:50 to 15:10: 48 appends of up to 4 KiB into 12 blobs (6 rollovers at 24 KiB, 3 at the hour)
@@ -55,7 +56,7 @@ func TestLogdataOnMemstore(t *testing.T) {
 }
 
 func TestLogdataOnAzurite(t *testing.T) {
-	st, name, err := backend.Open(azuritetest.Conn(t))
+	st, name, err := backend.Open(azuritetest.Conn(t), azblobs.Service())
 	if err != nil || !strings.HasPrefix(name, "Azurite") {
 		t.Fatalf("open: %v (%s)", err, name)
 	}

@@ -1,6 +1,12 @@
 // Package backend chooses the store an example program runs on: memstore
 // by default, or Azurite or Azure from a connection string given with
 // -conn, TABLEKIT_CONN or TABLEKIT_AZURITE_CONN (in that order).
+//
+// On Azure the store has the Table service only, unless the example
+// passes the services it uses to Open: azqueues.Service() for queues,
+// azblobs.Service() for blob containers. The package imports neither, so
+// an example that uses tables alone links no queue or blob module (the
+// blob module brings arrow-go and its compressors).
 package backend
 
 import (
@@ -11,8 +17,6 @@ import (
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
-	"github.com/tablekit/tablekit/store/azstore/azblobs"
-	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
 // Environment variables read when -conn is not given.
@@ -39,17 +43,15 @@ func Choose(flagValue string) string {
 	return ""
 }
 
-// Open returns the store for conn ("" is a fresh memstore; otherwise
-// azstore with its queue and blob services) and a
-// one-line description of it for the program to print, which never
-// contains the connection string's secrets.
-func Open(conn string) (st store.Store, name string, err error) {
+// Open returns the store for conn ("" is a fresh memstore, which has
+// tables, queues and containers; otherwise azstore with its Table service
+// and the services given) and a one-line description of it for the
+// program to print, which never contains the connection string's secrets.
+func Open(conn string, services ...azstore.Service) (st store.Store, name string, err error) {
 	if conn == "" {
 		return memstore.New(), "memstore (in memory)", nil
 	}
-	az, err := azstore.NewFromConnectionString(conn, &azstore.Options{
-		Services: []azstore.Service{azqueues.Service(), azblobs.Service()},
-	})
+	az, err := azstore.NewFromConnectionString(conn, &azstore.Options{Services: services})
 	if err != nil {
 		return nil, "", err
 	}
