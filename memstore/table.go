@@ -181,6 +181,10 @@ func (h *tableHandle) write(ctx context.Context, op Operation, a store.Action) (
 		}
 	} else if err := store.ValidateEntity(&a.Entity); err != nil {
 		return "", err
+	} else {
+		// A Timestamp property is accepted and ignored, as the service
+		// ignores it.
+		a.Entity.Properties = store.WithoutIgnored(a.Entity.Properties)
 	}
 	if a.Kind.NeedsIfMatch() {
 		if err := store.ValidateETag(a.IfMatch); err != nil {

@@ -14,6 +14,8 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	if err := store.ValidateTransaction(actions); err != nil {
 		return nil, err
 	}
+	// A Timestamp property is accepted and ignored, as the service ignores it.
+	actions = store.WithoutIgnoredActions(actions)
 	// Actions with a Source (store.TypedTable) are written through
 	// store.WriteSource, which checks every rule as it packs them; the
 	// body's size is checked here, with what they wrote.

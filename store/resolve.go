@@ -159,6 +159,9 @@ func evidence(a *Action, cur *Entity) (applied, not, decisive bool) {
 func sameProperties(stored, written map[string]any, exact bool) bool {
 	n := 0
 	for k, w := range written {
+		if IgnoredOnWrite(k) {
+			continue // the service stores no such property
+		}
 		if w == nil {
 			if _, ok := stored[k]; ok && exact {
 				return false

@@ -149,6 +149,56 @@ func ValidateKeys(pk, rk string) error {
 	return validateKey("RowKey", rk, false)
 }
 
+// TimestampProperty is the name of the one system property the service
+// accepts among a write's properties: it answers such a write as any other
+// (204) and keeps its own Timestamp, ignoring the value sent. Every backend
+// does the same: a property of this name in an Entity's Properties, or
+// written by a PropertySource, is accepted whatever its value, is not
+// counted toward MaxCustomProperties or the entity's size, and is not
+// stored (azstore leaves it out of the request). ValidatePropertyName still
+// refuses it as the name of a custom property: nothing can be stored under
+// it.
+const TimestampProperty = "Timestamp"
+
+// IgnoredOnWrite reports a property name the service accepts in a write
+// and ignores: TimestampProperty.
+func IgnoredOnWrite(name string) bool { return name == TimestampProperty }
+
+// WithoutIgnored returns props without the properties the service ignores
+// on a write (IgnoredOnWrite): props itself when it has none, else a copy.
+func WithoutIgnored(props map[string]any) map[string]any {
+	if _, ok := props[TimestampProperty]; !ok {
+		return props
+	}
+	c := make(map[string]any, len(props)-1)
+	for k, v := range props {
+		if !IgnoredOnWrite(k) {
+			c[k] = v
+		}
+	}
+	return c
+}
+
+// WithoutIgnoredActions returns actions with WithoutIgnored applied to
+// each one's Entity.Properties: actions itself when none has such a
+// property, else a copy (the callers' maps are never changed).
+func WithoutIgnoredActions(actions []Action) []Action {
+	var out []Action
+	for i := range actions {
+		if _, ok := actions[i].Entity.Properties[TimestampProperty]; !ok {
+			continue
+		}
+		if out == nil {
+			out = append([]Action(nil), actions...)
+		}
+		out[i].Entity.Properties = WithoutIgnored(out[i].Entity.Properties)
+	}
+	if out == nil {
+		return actions
+	}
+	return out
+}
+
 // reserved names a custom property may not take.
 func reservedName(name string) bool {
 	switch name {
@@ -230,7 +280,7 @@ func valueSize(v any) int {
 func EntitySize(e *Entity) int {
 	n := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
 	for k, v := range e.Properties {
-		if v == nil {
+		if v == nil || IgnoredOnWrite(k) {
 			continue
 		}
 		n += 8 + 2*utf16Len(k) + valueSize(v)
@@ -240,7 +290,8 @@ func EntitySize(e *Entity) int {
 
 // ValidateEntity checks everything the service checks about an entity on
 // a write: keys, property count, names, types, value limits and total size.
-// Nil properties are not stored and do not count.
+// Nil properties are not stored and do not count; nor does a property named
+// Timestamp, which the service accepts and ignores (TimestampProperty).
 func ValidateEntity(e *Entity) error {
 	return validateEntity(e, false)
 }
@@ -263,7 +314,8 @@ func checkEntity(e *Entity, inBatch bool) (wire int, err error) {
 	size := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
 	wire = 64 + jsonStringLen(e.PartitionKey) + jsonStringLen(e.RowKey)
 	for name, v := range e.Properties {
-		if v == nil {
+		if v == nil || IgnoredOnWrite(name) {
+			// Not stored; a Timestamp is ignored as the service ignores it.
 			continue
 		}
 		count++
@@ -388,7 +440,7 @@ func ValidateSelect(names []string) error {
 func EstimateWireSize(e *Entity) int {
 	n := 64 + jsonStringLen(e.PartitionKey) + jsonStringLen(e.RowKey)
 	for k, v := range e.Properties {
-		if v != nil {
+		if v != nil && !IgnoredOnWrite(k) {
 			n += propertyWireSize(k, v)
 		}
 	}

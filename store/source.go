@@ -28,11 +28,19 @@ type PropertyName struct {
 	s     string
 	units int // UTF-16 code units
 	json  int // bytes as a JSON string, quotes included
+	// ignored marks TimestampProperty: written, it is accepted and
+	// dropped (WriteSource passes it on to no writer).
+	ignored bool
 }
 
 // NewPropertyName checks name with ValidatePropertyName and returns it as
-// a PropertyName.
+// a PropertyName. It also accepts TimestampProperty, which the service
+// accepts in a write and ignores: a source may write it, and WriteSource
+// drops it (it reaches no backend's writer and counts toward no limit).
 func NewPropertyName(name string) (PropertyName, error) {
+	if IgnoredOnWrite(name) {
+		return PropertyName{s: name, units: utf16Len(name), json: jsonStringLen(name), ignored: true}, nil
+	}
 	if err := ValidatePropertyName(name); err != nil {
 		return PropertyName{}, err
 	}
@@ -317,7 +325,7 @@ func (c *checker) name(n PropertyName, extra, wire int) error {
 	if n.s == "" {
 		return c.fail(refuse(CodePropertyNameInvalid, 400, "property name is empty: make names with store.NewPropertyName"))
 	}
-	if c.count > 0 && n.s <= c.last {
+	if c.last != "" && n.s <= c.last {
 		return c.fail(invalid("entity (%s, %s): property %q comes after %q: a PropertySource writes each property once, in ascending name order",
 			quoteTrunc(c.pk), quoteTrunc(c.rk), n.s, c.last))
 	}
@@ -327,6 +335,20 @@ func (c *checker) name(n PropertyName, extra, wire int) error {
 	if c.estimate {
 		c.wire += n.json + 2 + wire
 	}
+	return nil
+}
+
+// skip takes a property the service ignores (TimestampProperty): its
+// place in the name order is checked, and nothing else is done with it.
+func (c *checker) skip(n PropertyName) error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.last != "" && n.s <= c.last {
+		return c.fail(invalid("entity (%s, %s): property %q comes after %q: a PropertySource writes each property once, in ascending name order",
+			quoteTrunc(c.pk), quoteTrunc(c.rk), n.s, c.last))
+	}
+	c.last = n.s
 	return nil
 }
 
@@ -356,6 +378,9 @@ func (c *checker) finish() error {
 }
 
 func (c *checker) String(n PropertyName, v string) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	units, err := checkString(n.s, v)
 	if err != nil {
 		return c.value(err)
@@ -371,6 +396,9 @@ func (c *checker) String(n PropertyName, v string) error {
 }
 
 func (c *checker) Binary(n PropertyName, v []byte) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	if err := checkBinary(n.s, len(v)); err != nil {
 		return c.value(err)
 	}
@@ -384,6 +412,9 @@ func (c *checker) Binary(n PropertyName, v []byte) error {
 }
 
 func (c *checker) Bool(n PropertyName, v bool) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	if err := c.name(n, 1, 5); err != nil || c.w == nil {
 		return err
 	}
@@ -391,6 +422,9 @@ func (c *checker) Bool(n PropertyName, v bool) error {
 }
 
 func (c *checker) Int32(n PropertyName, v int32) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	if err := c.name(n, 4, 11); err != nil || c.w == nil {
 		return err
 	}
@@ -398,6 +432,9 @@ func (c *checker) Int32(n PropertyName, v int32) error {
 }
 
 func (c *checker) Int64(n PropertyName, v int64) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	if err := c.name(n, 8, 22+annotationWire(n)); err != nil || c.w == nil {
 		return err
 	}
@@ -405,6 +442,9 @@ func (c *checker) Int64(n PropertyName, v int64) error {
 }
 
 func (c *checker) Double(n PropertyName, v float64) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	w := 24
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		w = 11
@@ -416,6 +456,9 @@ func (c *checker) Double(n PropertyName, v float64) error {
 }
 
 func (c *checker) Time(n PropertyName, v time.Time) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	if err := checkTime(n.s, v); err != nil {
 		return c.value(err)
 	}
@@ -426,6 +469,9 @@ func (c *checker) Time(n PropertyName, v time.Time) error {
 }
 
 func (c *checker) GUID(n PropertyName, v GUID) error {
+	if n.ignored {
+		return c.skip(n)
+	}
 	if err := c.name(n, 16, 38+annotationWire(n)); err != nil || c.w == nil {
 		return err
 	}

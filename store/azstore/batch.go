@@ -36,6 +36,9 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	if err := store.ValidateTransaction(actions); err != nil {
 		return nil, err
 	}
+	// A Timestamp property is accepted and left out of the body: the
+	// service ignores it, and an emulator need not be trusted to.
+	actions = store.WithoutIgnoredActions(actions)
 	bp := batchBuffers.Get().(*batchBuffer)
 	defer func() {
 		if bp != nil {

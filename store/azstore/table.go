@@ -338,6 +338,9 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 		if err := store.ValidateEntity(&a.Entity); err != nil {
 			return "", err
 		}
+		// A Timestamp property is accepted and left out of the body: the
+		// service ignores it, and an emulator need not be trusted to.
+		a.Entity.Properties = store.WithoutIgnored(a.Entity.Properties)
 		if body, err = encode(&a.Entity); err != nil {
 			return "", err
 		}
