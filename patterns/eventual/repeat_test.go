@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
@@ -159,4 +161,85 @@ func repeatAfterCrash(t *testing.T, e eventualtest.Env, later string, n int64, a
 		t.Errorf("%s: poisoned %+v, %v", where, p, err)
 	}
 	return crashed, written, ops, lost, duplicated
+}
+
+// TestRepeatAfterFaultKeepsTheCopy is TestRepeatAfterCrashKeepsTheCopy
+// with faults instead of crashes, on memstore: each table request of the
+// worker in turn fails (throttled, lost answer before or after the write
+// applied, internal error). A fault on a step's request is retried within
+// the receive; one on the outbox row's removal sends the message back
+// with the operation done but not cleared. The later write of the source
+// carries no step for the copy, and the operation's repeat keeps it.
+func TestRepeatAfterFaultKeepsTheCopy(t *testing.T) {
+	faults := map[string]func() error{
+		"busy":                   memstore.ServerBusy,
+		"lost answer":            memstore.ResponseLost,
+		"lost answer, applied":   func() error { return memstore.AfterApply(memstore.ResponseLost()) },
+		"internal error":         memstore.InternalError,
+		"internal error applied": func() error { return memstore.AfterApply(memstore.InternalError()) },
+	}
+	var points, ops, lost, duplicated int
+	for name, fault := range faults {
+		for n := int64(1); ; n++ {
+			var calls, hit atomic.Int64
+			armed := atomic.Bool{}
+			e := eventualtest.MemEnv(memstore.WithFaults(func(op memstore.Operation, table string) error {
+				if !armed.Load() || calls.Add(1) != n {
+					return nil
+				}
+				hit.Add(1)
+				return fault()
+			}))
+			ctx := context.Background()
+			st := e.B.Store
+			src, dst := e.B.NewTable(t, "fsrc"), e.B.NewTable(t, "fdst")
+			o := opts(e, "fault")
+			o.Concurrency = 1
+			eng := eventualtest.NewEngine(t, st, o)
+			const pk, rk = "Sales", "000123"
+			if _, err := eng.Write(ctx, src, pk, func(tx *eventual.Tx) error {
+				if err := tx.Insert("src", store.Entity{RowKey: rk, Properties: map[string]any{"Name": "Don Hall", "Note": "x"}}); err != nil {
+					return err
+				}
+				return tx.Then(ctx, rk, eventual.Upsert(dst, store.Entity{PartitionKey: "copy", RowKey: rk, Properties: map[string]any{"Name": "Don Hall"}}))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			armed.Store(true)
+			if _, err := eng.ProcessOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			armed.Store(false)
+			if hit.Load() == 0 {
+				break // the worker made fewer than n table requests
+			}
+			points++
+			ops++
+			if _, err := eng.Write(ctx, src, pk, func(tx *eventual.Tx) error {
+				return tx.Update("src", store.Entity{RowKey: rk, Properties: map[string]any{"Name": "Don Hall", "Note": "y"}}, store.Replace, store.ETagAny)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			eventualtest.Drain(t, e, &eng, o, st, src)
+			var copies []store.Entity
+			for c, err := range store.All(ctx, st.Table(dst), store.Query{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				copies = append(copies, c)
+			}
+			switch {
+			case len(copies) == 0 || copies[0].Properties["Name"] != "Don Hall":
+				lost++
+				t.Errorf("%s at table request %d of the worker: the copy is lost (%v)", name, n, copies)
+			case len(copies) > 1:
+				duplicated++
+				t.Errorf("%s at table request %d of the worker: %d copies", name, n, len(copies))
+			}
+		}
+	}
+	t.Logf("memstore faults: fault points %d, operations %d: lost %d, duplicated %d", points, ops, lost, duplicated)
+	if points < 20 {
+		t.Fatalf("only %d fault points", points)
+	}
 }
