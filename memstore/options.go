@@ -14,6 +14,7 @@ type options struct {
 	shortPages  *rand.Rand
 	faults      FaultFunc
 	throughput  *ThroughputLimits // WithThroughput, defaults filled in
+	account     *account          // WithAccount (sas.go)
 }
 
 // WithClock makes the store read time from now instead of time.Now. The

@@ -41,6 +41,8 @@ type Store struct {
 
 	filters filterCache // parsed $filter texts
 
+	acl aclState // stored access policies (sas.go)
+
 	mu      sync.RWMutex
 	tables  map[string]*table    // by lower-case name
 	deleted map[string]time.Time // lower-case name -> end of TableBeingDeleted window
