@@ -15,6 +15,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // Employee is the guide's employee, found by id (its key), by email
@@ -363,24 +364,26 @@ func TestBadInputIsRefused(t *testing.T) {
 // lostTable applies a transaction, then answers that its outcome is
 // unknown, as a backend whose read-back failed would.
 type lostTable struct {
-	store.Table
 	lose bool
 }
 
-func (l *lostTable) Transact(ctx context.Context, acts []store.Action) ([]store.ActionResult, error) {
-	res, err := l.Table.Transact(ctx, acts)
-	if err != nil || !l.lose {
-		return res, err
+func (l *lostTable) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	if err := do(ctx); err != nil || c.Op != "Table.Transact" || !l.lose {
+		return err
 	}
-	return nil, &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Message: "no answer"}
+	return &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Message: "no answer"}
 }
 
+// lostStore hands out its tables under t's faults, wrapped with
+// storetest's kit, which keeps their typed lane.
 type lostStore struct {
 	store.Store
 	t *lostTable
 }
 
-func (s *lostStore) Table(string) store.Table { return s.t }
+func (s *lostStore) Table(name string) store.Table {
+	return storetest.WrapTable(s.Store.Table(name), s.t.hook)
+}
 
 // TestLostAnswerNeverCorrupts: an insert whose answer is lost reports the
 // unknown outcome; the entity and its copies are all there or all absent
@@ -390,7 +393,7 @@ func TestLostAnswerNeverCorrupts(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		ctx := t.Context()
 		name := b.NewTable(t, "lost")
-		lt := &lostTable{Table: b.Store.Table(name), lose: true}
+		lt := &lostTable{lose: true}
 		x, err := index.New[Employee](&lostStore{Store: b.Store, t: lt}, name,
 			index.Unique[Employee]("email", func(e *Employee) string { return e.Email }))
 		if err != nil {

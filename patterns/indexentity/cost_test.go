@@ -4,10 +4,10 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // countStore counts the requests made through it, each a billable
@@ -32,88 +32,31 @@ func (c *countStore) take() int {
 	return n
 }
 
+// Table wraps the table with storetest's kit, which keeps its typed lane.
 func (c *countStore) Table(name string) store.Table {
-	return &countTable{Table: c.Store.Table(name), c: c}
+	return storetest.WrapTable(c.Store.Table(name), c.hook)
 }
+
+// Queue wraps the queue.
 func (c *countStore) Queue(name string) store.Queue {
-	return &countQueue{Queue: c.Store.Queue(name), c: c}
+	return storetest.WrapQueue(c.Store.Queue(name), c.hook)
 }
+
+// Container wraps the container.
 func (c *countStore) Container(name string) store.Container {
-	return &countContainer{Container: c.Store.Container(name), c: c}
+	return storetest.WrapContainer(c.Store.Container(name), c.hook)
 }
 
-type countTable struct {
-	store.Table
-	c *countStore
-}
-
-func (t *countTable) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (store.Entity, error) {
-	t.c.add()
-	return t.Table.Get(ctx, pk, rk, o)
-}
-func (t *countTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	t.c.add()
-	return t.Table.Insert(ctx, e)
-}
-func (t *countTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
-	t.c.add()
-	return t.Table.Update(ctx, e, m, im)
-}
-func (t *countTable) Upsert(ctx context.Context, e store.Entity, m store.UpdateMode) (store.ETag, error) {
-	t.c.add()
-	return t.Table.Upsert(ctx, e, m)
-}
-func (t *countTable) Delete(ctx context.Context, pk, rk string, im store.ETag) error {
-	t.c.add()
-	return t.Table.Delete(ctx, pk, rk, im)
-}
-func (t *countTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	t.c.add()
-	return t.Table.Query(ctx, q)
-}
-func (t *countTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
-	t.c.add()
-	return t.Table.Transact(ctx, a)
-}
-
-type countQueue struct {
-	store.Queue
-	c *countStore
-}
-
-func (q *countQueue) Put(ctx context.Context, b []byte, o *store.PutOptions) (store.Message, error) {
-	q.c.add()
-	return q.Queue.Put(ctx, b, o)
-}
-func (q *countQueue) Get(ctx context.Context, n int, v time.Duration) ([]store.Message, error) {
-	q.c.add()
-	return q.Queue.Get(ctx, n, v)
-}
-func (q *countQueue) Update(ctx context.Context, id, pop string, b []byte, v time.Duration) (store.Message, error) {
-	q.c.add()
-	return q.Queue.Update(ctx, id, pop, b, v)
-}
-func (q *countQueue) DeleteMessage(ctx context.Context, id, pop string) error {
-	q.c.add()
-	return q.Queue.DeleteMessage(ctx, id, pop)
-}
-
-type countContainer struct {
-	store.Container
-	c *countStore
-}
-
-func (k *countContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (store.BlobProps, error) {
-	k.c.add()
-	return k.Container.Put(ctx, n, d, o)
-}
-func (k *countContainer) Get(ctx context.Context, n string) ([]byte, store.BlobProps, error) {
-	k.c.add()
-	return k.Container.Get(ctx, n)
-}
-func (k *countContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) error {
-	k.c.add()
-	return k.Container.DeleteBlob(ctx, n, im)
+// hook counts the requests that read or write data, in either lane: the
+// table's entity requests, the queue's messages, the container's blobs.
+func (c *countStore) hook(ctx context.Context, call storetest.Call, do func(context.Context) error) error {
+	switch call.EntityOp() {
+	case "Table.Get", "Table.Insert", "Table.Update", "Table.Upsert", "Table.Delete", "Table.Query", "Table.Transact",
+		"Queue.Put", "Queue.Get", "Queue.Update", "Queue.DeleteMessage",
+		"Container.Put", "Container.Get", "Container.DeleteBlob":
+		c.add()
+	}
+	return do(ctx)
 }
 
 // TestRequestsPerWrite counts the requests of one logical write on each

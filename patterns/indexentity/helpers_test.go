@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // Employee is the guide's example entity: employees of a department, by
@@ -353,62 +354,25 @@ func (s *raceStore) note(err error) {
 	}
 }
 
+// Table wraps the table with storetest's kit, which keeps its typed lane.
 func (s *raceStore) Table(name string) store.Table {
-	return &raceTable{Table: s.Store.Table(name), s: s}
+	return storetest.WrapTable(s.Store.Table(name), s.hook)
 }
 
+// Container wraps the container.
 func (s *raceStore) Container(name string) store.Container {
-	return &raceContainer{Container: s.Store.Container(name), s: s}
+	return storetest.WrapContainer(s.Store.Container(name), s.hook)
 }
 
-type raceTable struct {
-	store.Table
-	s *raceStore
-}
-
-func (t *raceTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	t.s.wait()
-	tag, err := t.Table.Insert(ctx, e)
-	t.s.note(err)
-	return tag, err
-}
-
-func (t *raceTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
-	t.s.wait()
-	tag, err := t.Table.Update(ctx, e, m, im)
-	t.s.note(err)
-	return tag, err
-}
-
-func (t *raceTable) Delete(ctx context.Context, pk, rk string, im store.ETag) error {
-	t.s.wait()
-	err := t.Table.Delete(ctx, pk, rk, im)
-	t.s.note(err)
-	return err
-}
-
-func (t *raceTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
-	t.s.wait()
-	r, err := t.Table.Transact(ctx, a)
-	t.s.note(err)
-	return r, err
-}
-
-type raceContainer struct {
-	store.Container
-	s *raceStore
-}
-
-func (c *raceContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (store.BlobProps, error) {
-	c.s.wait()
-	p, err := c.Container.Put(ctx, n, d, o)
-	c.s.note(err)
-	return p, err
-}
-
-func (c *raceContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) error {
-	c.s.wait()
-	err := c.Container.DeleteBlob(ctx, n, im)
-	c.s.note(err)
-	return err
+// hook delays and notes the table's inserts, updates, deletes and
+// transactions (in either lane) and the container's puts and deletes.
+func (s *raceStore) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	switch c.EntityOp() {
+	case "Table.Insert", "Table.Update", "Table.Delete", "Table.Transact", "Container.Put", "Container.DeleteBlob":
+		s.wait()
+		err := do(ctx)
+		s.note(err)
+		return err
+	}
+	return do(ctx)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // faults is a seeded schedule of memstore faults: while on, a write
@@ -88,81 +89,43 @@ type faultStore struct {
 	f *faults
 }
 
+// Table wraps the table with storetest's kit, which keeps its typed lane.
 func (s *faultStore) Table(name string) store.Table {
-	return &faultTable{Table: s.Store.Table(name), f: s.f}
+	return storetest.WrapTable(s.Store.Table(name), s.hook)
 }
 
-type faultTable struct {
-	store.Table
-	f *faults
-}
-
-func (t *faultTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	tag, err := t.Table.Insert(ctx, e)
-	if err == nil && t.f.raw() {
-		return "", lost(nil)
-	}
-	return tag, err
-}
-
-func (t *faultTable) Update(ctx context.Context, e store.Entity, m store.UpdateMode, im store.ETag) (store.ETag, error) {
-	tag, err := t.Table.Update(ctx, e, m, im)
-	if err == nil && t.f.raw() {
-		return "", lost(nil)
-	}
-	return tag, err
-}
-
-func (t *faultTable) Delete(ctx context.Context, pk, rk string, im store.ETag) error {
-	err := t.Table.Delete(ctx, pk, rk, im)
-	if err == nil && t.f.raw() {
-		return lost(nil)
-	}
-	return err
-}
-
-func (t *faultTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
-	r, err := t.Table.Transact(ctx, a)
-	if err == nil && t.f.raw() {
-		return nil, lost(nil)
-	}
-	return r, err
-}
-
+// Container wraps the container.
 func (s *faultStore) Container(name string) store.Container {
-	return &faultContainer{Container: s.Store.Container(name), f: s.f}
+	return storetest.WrapContainer(s.Store.Container(name), s.hook)
 }
 
-type faultContainer struct {
-	store.Container
-	f *faults
+// hook loses the answer of some of the table's inserts, updates, deletes
+// and transactions (in either lane) after they arrived, and meets the
+// container's puts and deletes with the schedule's faults.
+func (s *faultStore) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	switch c.EntityOp() {
+	case "Table.Insert", "Table.Update", "Table.Delete", "Table.Transact":
+		err := do(ctx)
+		if err == nil && s.f.raw() {
+			return lost(nil)
+		}
+		return err
+	case "Container.Put", "Container.DeleteBlob":
+		err := s.f.next(true)
+		if err == nil {
+			return do(ctx)
+		}
+		if errors.Unwrap(err) != nil { // applied, then lost
+			_ = do(ctx)
+		}
+		return lost(err)
+	}
+	return do(ctx)
 }
 
 // lost is what a client sees when a blob write's answer does not come.
 func lost(err error) error {
 	return &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Source: store.SourceTransport, Message: "injected: the answer was lost", Err: err}
-}
-
-func (c *faultContainer) Put(ctx context.Context, n string, d []byte, o *store.BlobPutOptions) (store.BlobProps, error) {
-	err := c.f.next(true)
-	if err == nil {
-		return c.Container.Put(ctx, n, d, o)
-	}
-	if errors.Unwrap(err) != nil { // applied, then lost
-		_, _ = c.Container.Put(ctx, n, d, o)
-	}
-	return store.BlobProps{}, lost(err)
-}
-
-func (c *faultContainer) DeleteBlob(ctx context.Context, n string, im store.ETag) error {
-	err := c.f.next(true)
-	if err == nil {
-		return c.Container.DeleteBlob(ctx, n, im)
-	}
-	if errors.Unwrap(err) != nil {
-		_ = c.Container.DeleteBlob(ctx, n, im)
-	}
-	return lost(err)
 }
 
 // TestLostAnswersNeverLoseOrDuplicate: a writer inserts, moves and deletes

@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // hookStore runs hook once, at the first read of a list's index entity or
@@ -29,36 +30,28 @@ func (h *hookStore) fire() {
 	}
 }
 
+// Table wraps the fixture's index tables with storetest's kit, which
+// keeps their typed lane.
 func (h *hookStore) Table(name string) store.Table {
 	t := h.Store.Table(name)
 	if !strings.HasPrefix(name, "lists") { // the fixture's index tables
 		return t
 	}
-	return &hookTable{Table: t, h: h}
+	return storetest.WrapTable(t, h.intercept)
 }
 
+// Container wraps the container.
 func (h *hookStore) Container(name string) store.Container {
-	return &hookContainer{Container: h.Store.Container(name), h: h}
+	return storetest.WrapContainer(h.Store.Container(name), h.intercept)
 }
 
-type hookTable struct {
-	store.Table
-	h *hookStore
-}
-
-func (t *hookTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	t.h.fire()
-	return t.Table.Query(ctx, q)
-}
-
-type hookContainer struct {
-	store.Container
-	h *hookStore
-}
-
-func (c *hookContainer) Get(ctx context.Context, name string) ([]byte, store.BlobProps, error) {
-	c.h.fire()
-	return c.Container.Get(ctx, name)
+// intercept fires before a query (in either lane) or a blob read.
+func (h *hookStore) intercept(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	switch c.EntityOp() {
+	case "Table.Query", "Container.Get":
+		h.fire()
+	}
+	return do(ctx)
 }
 
 // TestStepRacesNeverGoBackwards sets up, step by step, the two races a
