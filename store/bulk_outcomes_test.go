@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // faultyStore returns a memstore whose fault schedule is f (nil faults
@@ -227,20 +228,20 @@ func TestBulkIdempotentBatchIsResent(t *testing.T) {
 	}
 }
 
-// lostAfterCancel is a table whose transactions are applied, and then the
-// caller's context is canceled before the answer arrives: the backend
-// reports an unknown outcome, as azstore does.
-type lostAfterCancel struct {
-	store.Table
-	cancel context.CancelFunc
-}
-
-func (l *lostAfterCancel) Transact(ctx context.Context, acts []store.Action) ([]store.ActionResult, error) {
-	if _, err := l.Table.Transact(ctx, acts); err != nil {
-		return nil, err
+// lostAfterCancel is the hook of a table whose transactions are applied,
+// and then the caller's context is canceled before the answer arrives:
+// the backend reports an unknown outcome, as azstore does.
+func lostAfterCancel(cancel context.CancelFunc) storetest.Hook {
+	return func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if c.Op != "Table.Transact" {
+			return do(ctx)
+		}
+		if err := do(ctx); err != nil {
+			return err
+		}
+		cancel()
+		return store.ContextError(context.Canceled, true, true, "transaction")
 	}
-	l.cancel()
-	return nil, store.ContextError(context.Canceled, true, true, "transaction")
 }
 
 // TestBulkCancelAfterSendResolves: a transaction applied before the
@@ -253,7 +254,7 @@ func TestBulkCancelAfterSendResolves(t *testing.T) {
 	if err := st.CreateTable(ctx, "bulk"); err != nil {
 		t.Fatal(err)
 	}
-	tbl := &lostAfterCancel{Table: st.Table("bulk"), cancel: cancel}
+	tbl := storetest.WrapTable(st.Table("bulk"), lostAfterCancel(cancel))
 	res, err := store.NewBulkWriter(tbl, store.BulkOptions{Concurrency: 1}).Write(ctx, rows("p", 250, nil))
 	if res.Written != 100 || res.Failed != 150 || res.Unknown != 0 {
 		t.Fatalf("written %d failed %d unknown %d; want the first transaction written and the rest unsent", res.Written, res.Failed, res.Unknown)
