@@ -19,10 +19,12 @@
 //	err = fam.Add(ctx, &emp, &r2026) // fenced by the parent's ETag
 //
 // Every write of a family writes its parent in the same transaction,
-// conditional on the parent's ETag (or on its existence when the value
-// carries none), so the parent fences the family: writers never interleave
-// and a child is never added to a parent that is gone. docs/patterns/onetomany.md
-// has the costs and the failure cases.
+// conditional on the parent's ETag (the value's, or one read just before
+// when the value carries none), so the parent fences the family: writers
+// never interleave and a child is never added to a parent that is gone. A
+// Delete of more than one transaction marks the parent in its first, so
+// that no writer adds to the family after it and any Delete finishes it.
+// docs/patterns/onetomany.md has the costs and the failure cases.
 package onetomany
 
 import (
@@ -58,6 +60,7 @@ type Table[P, C any] struct {
 	prop     string
 	pKind    string
 	cKind    string
+	mark     string // the discriminator of a parent whose family is being deleted
 }
 
 // New returns the families of P and C in table name of st. parentOf
@@ -89,6 +92,8 @@ func New[P, C any](st store.Store, table string, parentOf func(*C) P) (*Table[P,
 		return nil, refuse("%T tells its kind by %q and %T by %q: the two must share one discriminator property", p, pk.Property, c, ck.Property)
 	case pk.Value == ck.Value:
 		return nil, refuse("%T and %T both declare %s = %q: their kinds must differ", p, c, pk.Property, pk.Value)
+	case ck.Value == markOf(pk.Value):
+		return nil, refuse("%T declares %s = %q, the value that marks a %T whose family is being deleted: choose another", c, ck.Property, ck.Value, p)
 	}
 	reg, err := mapper.NewPropertyRegistry(pk.Property)
 	if err != nil {
@@ -100,7 +105,24 @@ func New[P, C any](st store.Store, table string, parentOf func(*C) P) (*Table[P,
 	if err := mapper.Register[C](reg, ck.Value); err != nil {
 		return nil, err
 	}
-	return &Table[P, C]{table: st.Table(table), reg: reg, parentOf: parentOf, prop: pk.Property, pKind: pk.Value, cKind: ck.Value}, nil
+	return &Table[P, C]{table: st.Table(table), reg: reg, parentOf: parentOf, prop: pk.Property, pKind: pk.Value, cKind: ck.Value, mark: markOf(pk.Value)}, nil
+}
+
+// markOf is the discriminator value that marks a parent of kind pKind
+// whose family is being deleted: Delete of a family larger than one
+// transaction replaces the parent's row by this mark in its first
+// transaction, so that no writer adds to the family after it.
+func markOf(pKind string) string { return "onetomany-deleting:" + pKind }
+
+// familyCond selects the rows of the family of the parent (pk, rk) with
+// family range rng: the parent (as itself or as the mark of a pending
+// delete) and its children.
+func (t *Table[P, C]) familyCond(pk, rk string, rng keys.Range) filter.Cond {
+	cond := filter.PK.Eq(pk).And(filter.RK.Ge(rk))
+	if rng.HasUpper {
+		cond = cond.And(filter.RK.Lt(rng.Upper))
+	}
+	return cond.And(filter.Or(t.reg.Cond(t.pKind), t.reg.Cond(t.cKind), filter.Prop(t.prop).Eq(t.mark)))
 }
 
 // Table returns the underlying table.
@@ -198,7 +220,10 @@ func (t *Table[P, C]) children(pk, rk string, cs []*C) ([]member, error) {
 
 // Get reads the family of the parent whose key fields key holds: one range
 // query (one request per page of the family). A missing parent is an
-// error matching store.ErrNotFound, even when children of it remain.
+// error matching store.ErrNotFound, even when children of it remain; so
+// is a family whose delete is pending (a Delete of more than one
+// transaction began and has not finished), which matches ErrDeletePending
+// too.
 func (t *Table[P, C]) Get(ctx context.Context, key P) (Family[P, C], error) {
 	var f Family[P, C]
 	pe, err := t.parentKeys(&key)
@@ -210,14 +235,13 @@ func (t *Table[P, C]) Get(ctx context.Context, key P) (Family[P, C], error) {
 		return f, err
 	}
 	found := false
-	cond := filter.PK.Eq(pe.PartitionKey).And(filter.RK.Ge(pe.RowKey))
-	if rng.HasUpper {
-		cond = cond.And(filter.RK.Lt(rng.Upper))
-	}
-	cond = cond.And(filter.Or(t.reg.Cond(t.pKind), t.reg.Cond(t.cKind)))
+	cond := t.familyCond(pe.PartitionKey, pe.RowKey, rng)
 	for e, err := range store.All(ctx, t.table, store.Query{Filter: cond.String()}) {
 		if err != nil {
 			return f, err
+		}
+		if e.RowKey == pe.RowKey && e.Properties[t.prop] == t.mark {
+			return Family[P, C]{}, t.pending(pe, store.CodeResourceNotFound, 404)
 		}
 		v, err := t.reg.Decode(e)
 		if err != nil {
@@ -273,3 +297,57 @@ func (t *Table[P, C]) Children(ctx context.Context, key P) iter.Seq2[C, error] {
 
 // errNoParent reports a family write whose parent is missing.
 var errNoParent = errors.New("onetomany: the parent does not exist")
+
+// ErrDeletePending matches the errors about a family whose delete has
+// begun and not finished: a Delete of more than one transaction marked
+// the parent in its first transaction and deleted part of the children.
+// The family is deleted as far as every reader and writer is concerned
+// (Get finds no parent, Add, Remove and Update are refused); Delete, by
+// anyone, finishes it.
+var ErrDeletePending = errors.New("onetomany: a delete of the family is pending")
+
+// pending is the error of a read or write that met the mark of a pending
+// delete on the parent: it matches ErrDeletePending and the store error of
+// the given code and status (a missing parent for reads and fenced
+// writes, an existing one for Insert).
+func (t *Table[P, C]) pending(pe store.Entity, code string, status int) error {
+	e := store.Errorf(code, status, "onetomany: parent (%q, %q) of table %s: its family is being deleted: call Delete to finish it",
+		pe.PartitionKey, pe.RowKey, t.table.Name())
+	e.Source = store.SourceClient
+	return fmt.Errorf("%w: %w", ErrDeletePending, e)
+}
+
+// DeletePendingError reports a Delete that marked the family as being
+// deleted (or found it marked) and stopped before finishing: the context
+// ended, or the store kept failing. The family is deleted as far as every
+// reader and writer is concerned, no writer can add to it, and Delete
+// again (with or without the parent's ETag, by anyone) finishes it. It
+// matches ErrDeletePending, and Err (errors.Is(err, store.ErrThrottled),
+// context.Canceled, ...).
+type DeletePendingError struct {
+	Table, PartitionKey, RowKey string
+	// Deleted is how many rows of the family this call deleted, counted
+	// from the transactions whose success it learned (from the service's
+	// answer, or from the store's read-back of a lost answer).
+	Deleted int
+	// Remaining is how many rows of the family were left when it was last
+	// read or written, the marked parent included; -1 when not known.
+	Remaining int
+	// Err is why the call stopped.
+	Err error
+}
+
+func (e *DeletePendingError) Error() string {
+	left := "an unknown number of rows remain"
+	if e.Remaining >= 0 {
+		left = fmt.Sprintf("%d rows remain, the marked parent included", e.Remaining)
+	}
+	return fmt.Sprintf("onetomany: delete of the family of (%q, %q) in table %s is pending: this call deleted %d rows and %s; no writer can add to the family, and Delete again finishes it: %v",
+		e.PartitionKey, e.RowKey, e.Table, e.Deleted, left, e.Err)
+}
+
+// Unwrap returns why the call stopped.
+func (e *DeletePendingError) Unwrap() error { return e.Err }
+
+// Is matches ErrDeletePending.
+func (e *DeletePendingError) Is(target error) bool { return target == ErrDeletePending }

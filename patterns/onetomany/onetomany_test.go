@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/keys"
@@ -289,13 +290,16 @@ func TestConcurrentAddsLoseNoChild(t *testing.T) {
 }
 
 // TestDeleteLargeFamilyResumes: a family larger than one transaction is
-// deleted in fenced transactions, the parent last; a failure part-way
-// leaves the parent with fewer children, and Delete again finishes.
+// deleted in fenced transactions, the first marking the parent, the last
+// deleting it; when the store fails every transaction after the first,
+// Delete stops with a DeletePendingError that counts what it deleted and
+// what remains, the family reads as deleted, and Delete again finishes.
 func TestDeleteLargeFamilyResumes(t *testing.T) {
-	var fail atomic.Int64 // Transact calls left before one fails; <0: never
-	fail.Store(-1)
+	defer onetomany.SetBackoff(func(int) time.Duration { return 0 })()
+	var failing atomic.Bool // whether transactions fail, once ok has gone through
+	var ok atomic.Int64
 	b := backendtest.Memstore(memstore.WithFaults(func(op memstore.Operation, _ string) error {
-		if op == memstore.OpTransact && fail.Add(-1) == 0 {
+		if op == memstore.OpTransact && failing.Load() && ok.Add(-1) < 0 {
 			return memstore.ServerBusy()
 		}
 		return nil
@@ -315,13 +319,30 @@ func TestDeleteLargeFamilyResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fail.Store(2) // the second transaction of the delete fails
-	if err := f.Delete(ctx, emp); !errors.Is(err, store.ErrThrottled) {
-		t.Fatalf("Delete with a failure part-way: %v", err)
+	ok.Store(1) // every transaction of the delete after the first fails
+	failing.Store(true)
+	err := f.Delete(ctx, emp)
+	var pending *onetomany.DeletePendingError
+	if !errors.As(err, &pending) || !errors.Is(err, onetomany.ErrDeletePending) || !errors.Is(err, store.ErrThrottled) {
+		t.Fatalf("Delete with failures part-way: %v, want a DeletePendingError wrapping the throttling", err)
 	}
-	got, err := f.Get(ctx, Employee{Department: "Sales", ID: "big"})
-	if err != nil || len(got.Children) != 250-onetomany.MaxChildrenPerWrite {
-		t.Fatalf("after the failure: parent %v, %d children, want the parent and %d", err, len(got.Children), 250-onetomany.MaxChildrenPerWrite)
+	left := 250 - onetomany.MaxChildrenPerWrite
+	if pending.Deleted != onetomany.MaxChildrenPerWrite || pending.Remaining != 1+left {
+		t.Fatalf("DeletePendingError says %d deleted, %d remaining; want %d and %d", pending.Deleted, pending.Remaining, onetomany.MaxChildrenPerWrite, 1+left)
+	}
+	failing.Store(false)
+	if _, err := f.Get(ctx, Employee{Department: "Sales", ID: "big"}); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, onetomany.ErrDeletePending) {
+		t.Fatalf("Get of a family being deleted: %v", err)
+	}
+	n := 0
+	for _, err := range f.Children(ctx, Employee{Department: "Sales", ID: "big"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != left || rowsOf(t, f.Table()) != 1+left {
+		t.Fatalf("after the failure: %d children, %d rows; want %d children and the marked parent", n, rowsOf(t, f.Table()), left)
 	}
 	if err := f.Delete(ctx, &Employee{Department: "Sales", ID: "big"}); err != nil {
 		t.Fatal(err)
