@@ -33,7 +33,7 @@ func TestFamilyBeingDeletedRefusesWriters(t *testing.T) {
 				}
 			}
 		}
-		f, err := onetomany.New[Employee, Review](stepStore{Store: b.Store, before: hook}, b.NewTable(t, "fampend"), parentOf)
+		f, err := onetomany.New[Employee, Review](stepped(b.Store, hook), b.NewTable(t, "fampend"), parentOf)
 		if err != nil {
 			t.Fatal(err)
 		}

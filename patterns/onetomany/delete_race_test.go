@@ -12,29 +12,18 @@ import (
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/patterns/onetomany"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
-// stepStore wraps a store so that a test can act just before each
-// transaction sent through its tables.
-type stepStore struct {
-	store.Store
-	before func(actions []store.Action)
-}
-
-func (s stepStore) Table(name string) store.Table {
-	return stepTable{Table: s.Store.Table(name), before: s.before}
-}
-
-type stepTable struct {
-	store.Table
-	before func(actions []store.Action)
-}
-
-func (t stepTable) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
-	if t.before != nil {
-		t.before(actions)
-	}
-	return t.Table.Transact(ctx, actions)
+// stepped wraps a store so that a test can act just before each
+// transaction sent through its tables (the tables keep their typed lane).
+func stepped(st store.Store, before func(actions []store.Action)) store.Store {
+	return storetest.WrapStore(st, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if c.Op == "Table.Transact" {
+			before(c.Actions)
+		}
+		return do(ctx)
+	})
 }
 
 // deletes reports whether a transaction deletes rows: a step of Delete
@@ -138,7 +127,7 @@ func TestDeleteRacedByAddUnderFaults(t *testing.T) {
 						}
 					}
 					var err error
-					f, err = onetomany.New[Employee, Review](stepStore{Store: b.Store, before: hook}, b.NewTable(t, "famrace"), parentOf)
+					f, err = onetomany.New[Employee, Review](stepped(b.Store, hook), b.NewTable(t, "famrace"), parentOf)
 					if err != nil {
 						t.Fatal(err)
 					}

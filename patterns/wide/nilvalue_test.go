@@ -10,40 +10,31 @@ import (
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
-// requestCounter is a table that counts every request made through it.
+// requestCounter counts the requests made through the tables of a store
+// it wraps (the tables keep their typed lane).
 type requestCounter struct {
-	store.Table
 	mu sync.Mutex
 	n  int
 }
 
-func (c *requestCounter) add() {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
+func (c *requestCounter) wrap(st store.Store) store.Store {
+	return storetest.WrapStore(st, func(ctx context.Context, call storetest.Call, do func(context.Context) error) error {
+		if strings.HasPrefix(call.Op, "Table.") {
+			c.mu.Lock()
+			c.n++
+			c.mu.Unlock()
+		}
+		return do(ctx)
+	})
 }
 
 func (c *requestCounter) requests() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
-}
-
-func (c *requestCounter) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (store.Entity, error) {
-	c.add()
-	return c.Table.Get(ctx, pk, rk, o)
-}
-
-func (c *requestCounter) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	c.add()
-	return c.Table.Query(ctx, q)
-}
-
-func (c *requestCounter) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
-	c.add()
-	return c.Table.Transact(ctx, a)
 }
 
 // TestPutRefusesNilPropertyValue: a Properties value holding a nil
@@ -53,12 +44,8 @@ func (c *requestCounter) Transact(ctx context.Context, a []store.Action) ([]stor
 func TestPutRefusesNilPropertyValue(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		ctx := t.Context()
-		var counter *requestCounter
-		st := wrapped{Store: b.Store, wrap: func(tbl store.Table) store.Table {
-			counter = &requestCounter{Table: tbl}
-			return counter
-		}}
-		w := newWide[Properties](t, st, freshTable(t, b), nil)
+		counter := &requestCounter{}
+		w := newWide[Properties](t, counter.wrap(b.Store), freshTable(t, b), nil)
 		bad := Properties{"A": "x", "Gone": nil, "Z": int32(1)}
 		_, err := w.Put(ctx, "p", "new", &bad, "")
 		if !errors.Is(err, store.ErrInvalidInput) || store.SourceOf(err) != store.SourceClient || !strings.Contains(err.Error(), `"Gone"`) {
