@@ -49,7 +49,7 @@ func badInputs() []badInput {
 		{"Props_TooMany", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: props(store.MaxCustomProperties + 1)})},
 		{"PropName_TooLong", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{strings.Repeat("n", 256): "x"}})},
 		{"PropName_Invalid", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"a-b": "x"}})},
-		{"PropName_Reserved", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Timestamp": "x"}})},
+		{"PropName_Reserved", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"ETag": "x"}})},
 		{"String_TooLarge", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"S": strings.Repeat("s", store.MaxStringUnits+1)}})},
 		{"Binary_TooLarge", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"B": make([]byte, store.MaxBinaryBytes+1)}})},
 		{"DateTime_BeforeRange", ins(store.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"T": time.Date(1600, 12, 31, 0, 0, 0, 0, time.UTC)}})},
