@@ -27,8 +27,9 @@
 // (VersionProperty): a source row, the partition version of its last
 // write; a copy, the version of the source it was made from. A step
 // applies only over an older version, so a step that runs late, twice, or
-// after a later operation never overwrites newer data with older data,
-// and a copy whose source has moved on is not created again.
+// after a later operation never overwrites newer data with older data;
+// a copy at the operation's own version (an earlier run of it) is kept,
+// and a missing copy is created only while its source row exists.
 //
 // Failures: a step that fails transiently is retried with backoff within
 // the receive; a failed receive records its error in the message and

@@ -85,8 +85,9 @@ func (r Ref) String() string {
 // in order, each at least once, all eventually.
 type Operation struct {
 	// Source is the row the operation comes from, when there is one: an
-	// upsert of a missing copy is skipped if the source has moved past
-	// Version (or is gone), since a later operation carries its state.
+	// upsert of a missing copy is skipped if the source is gone (or, for
+	// an operation whose write deleted its source, written again past
+	// Version), since a later operation carries its deletion or state.
 	Source *Ref
 	// Version is the source's version when the operation was made. An
 	// Operation submitted without a source may leave it 0: its steps then
