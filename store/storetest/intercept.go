@@ -230,8 +230,13 @@ func SeenByClient(c Call, err error) error {
 
 // WrapStore returns s with every request of its own, and of the tables,
 // queues and containers it hands out, routed through h. Its tables keep
-// the typed lane of s's tables (see WrapTable).
+// the typed lane of s's tables (see WrapTable), and the result is a
+// store.ACLStore exactly when s is one ("Store.GetAccessPolicy",
+// "Store.SetAccessPolicy").
 func WrapStore(s store.Store, h Hook) store.Store {
+	if acl, ok := s.(store.ACLStore); ok {
+		return &hookedACLStore{hookedStore{s: s, h: h}, acl}
+	}
 	return &hookedStore{s: s, h: h}
 }
 
@@ -307,6 +312,28 @@ func (s *hookedStore) Queue(name string) store.Queue { return WrapQueue(s.s.Queu
 
 func (s *hookedStore) Container(name string) store.Container {
 	return WrapContainer(s.s.Container(name), s.h)
+}
+
+// hookedACLStore is the wrapper of a store with stored access policies.
+type hookedACLStore struct {
+	hookedStore
+	acl store.ACLStore
+}
+
+func (s *hookedACLStore) GetAccessPolicy(ctx context.Context, table string) ([]store.SignedIdentifier, error) {
+	var ids []store.SignedIdentifier
+	var inner error
+	err := s.h(ctx, Call{Op: "Store.GetAccessPolicy", Name: table}, func(ctx context.Context) error {
+		ids, inner = s.acl.GetAccessPolicy(ctx, table)
+		return inner
+	})
+	return result(ids, inner, err)
+}
+
+func (s *hookedACLStore) SetAccessPolicy(ctx context.Context, table string, ids []store.SignedIdentifier) error {
+	return s.h(ctx, Call{Op: "Store.SetAccessPolicy", Name: table, Write: true}, func(ctx context.Context) error {
+		return s.acl.SetAccessPolicy(ctx, table, ids)
+	})
 }
 
 type hookedTable struct {

@@ -229,6 +229,7 @@ func TestEveryMethodIsRouted(t *testing.T) {
 		v     any
 	}{
 		{"Store", reflect.TypeFor[store.Store](), st},
+		{"Store", reflect.TypeFor[store.ACLStore](), st},
 		{"Table", reflect.TypeFor[store.TypedTable](), st.Table("t")},
 		{"Queue", reflect.TypeFor[store.Queue](), st.Queue("q")},
 		{"Container", reflect.TypeFor[store.Container](), st.Container("c")},
@@ -325,6 +326,14 @@ func (s *stub) DeleteTable(context.Context, string) error { s.rec(); return nil 
 func (s *stub) ListTables(context.Context, store.ListTablesOptions) (store.TablePage, error) {
 	s.rec()
 	return store.TablePage{}, nil
+}
+func (s *stub) GetAccessPolicy(context.Context, string) ([]store.SignedIdentifier, error) {
+	s.rec()
+	return nil, nil
+}
+func (s *stub) SetAccessPolicy(context.Context, string, []store.SignedIdentifier) error {
+	s.rec()
+	return nil
 }
 func (s *stub) Table(name string) store.Table         { return &stubTable{s} }
 func (s *stub) Queue(name string) store.Queue         { return &stubQueue{s} }
