@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // Doc is a mapped struct whose values pass an entity's limits: a long
@@ -75,12 +76,25 @@ type wrapped struct {
 	wrap func(store.Table) store.Table
 }
 
-func (w wrapped) Table(name string) store.Table { return w.wrap(w.Store.Table(name)) }
+// Table wraps the table; a faultTable comes back as its storetest
+// wrapper, which keeps the typed lane of the store's table.
+func (w wrapped) Table(name string) store.Table {
+	t := w.wrap(w.Store.Table(name))
+	if f, ok := t.(*faultTable); ok {
+		return f.table()
+	}
+	return t
+}
 
 // faultTable wraps a table: before each transaction it asks plan what to
-// do, and it counts requests by kind.
+// do, and it counts requests by kind. Its faults are a storetest hook:
+// table returns the wrapper that keeps the typed lane of Table (wrapped
+// hands it out), and its own Query, Get and Transact go through the same
+// hook.
 type faultTable struct {
 	store.Table
+	once   sync.Once
+	kit    store.Table
 	mu     sync.Mutex
 	sends  int
 	counts map[string]int
@@ -137,18 +151,40 @@ func (f *faultTable) next() (fault, []store.Action) {
 	return f.plan(s), held
 }
 
+// table returns Table wrapped with the faults, in both lanes.
+func (f *faultTable) table() store.Table {
+	f.once.Do(func() { f.kit = storetest.WrapTable(f.Table, f.hook) })
+	return f.kit
+}
+
 func (f *faultTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
-	f.count("query")
-	return f.Table.Query(ctx, q)
+	return f.table().Query(ctx, q)
 }
 
 func (f *faultTable) Get(ctx context.Context, pk, rk string, o *store.GetOptions) (store.Entity, error) {
-	f.count("get")
-	return f.Table.Get(ctx, pk, rk, o)
+	return f.table().Get(ctx, pk, rk, o)
 }
 
 func (f *faultTable) Transact(ctx context.Context, a []store.Action) ([]store.ActionResult, error) {
-	f.count("transact")
+	return f.table().Transact(ctx, a)
+}
+
+// hook counts queries and gets (in either lane) and transactions, and
+// meets each transaction with plan's fault.
+func (f *faultTable) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	switch c.EntityOp() {
+	case "Table.Query":
+		f.count("query")
+	case "Table.Get":
+		f.count("get")
+	case "Table.Transact":
+		f.count("transact")
+		return f.transact(ctx, c.Actions, do)
+	}
+	return do(ctx)
+}
+
+func (f *faultTable) transact(ctx context.Context, a []store.Action, do func(context.Context) error) error {
 	fate, held := f.next()
 	if held != nil {
 		// The request held back by the network arrives now; its own
@@ -157,18 +193,18 @@ func (f *faultTable) Transact(ctx context.Context, a []store.Action) ([]store.Ac
 	}
 	switch fate {
 	case applyThenLose:
-		if _, err := f.Table.Transact(ctx, a); err != nil {
-			return nil, err
+		if err := do(ctx); err != nil {
+			return err
 		}
 		if f.between != nil {
 			f.between()
 		}
-		return nil, errLost()
+		return errLost()
 	case loseBefore:
 		if f.between != nil {
 			f.between()
 		}
-		return nil, errLost()
+		return errLost()
 	case landLater:
 		f.mu.Lock()
 		f.held = cloneActions(a)
@@ -176,11 +212,11 @@ func (f *faultTable) Transact(ctx context.Context, a []store.Action) ([]store.Ac
 		if f.between != nil {
 			f.between()
 		}
-		return nil, errLost()
+		return errLost()
 	case busy:
-		return nil, store.Errorf(store.CodeServerBusy, 503, "injected: server busy")
+		return store.Errorf(store.CodeServerBusy, 503, "injected: server busy")
 	}
-	return f.Table.Transact(ctx, a)
+	return do(ctx)
 }
 
 func cloneActions(a []store.Action) []store.Action {
