@@ -3,31 +3,77 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tablekit/tablekit/store"
 )
 
-// Sentinels for errors.Is; the typed errors below match them, so a caller
-// can branch on meaning without knowing which action of the transaction
-// failed or what the service answered.
+// The patterns' errors. Every package under patterns/ reports a failed
+// write with one of the meanings below, matched with errors.Is against
+// these sentinels (and store's), whatever package or action failed. Every
+// typed error names its table, partition and row, and unwraps to the
+// *store.Error behind it, so store.Code, store.Status and errors.As to a
+// *store.Error work on each of them.
+//
+//   - ErrConflict, a race to retry: another writer got there first (it
+//     committed to the partition, or changed the row, after the state this
+//     write was built on). Nothing was written. Read again and retry: a new
+//     attempt may succeed. partition's ConflictError, wide's ConditionError
+//     of a write under store.ETagAny, indexentity's ErrContention.
+//   - ErrChanged, a changed row: a write conditional on the caller's ETag
+//     met a row that changed or went away since the caller read it.
+//     Nothing was written. Do not retry blindly: read the row again and
+//     decide on what it holds now. It matches store.ErrPreconditionFailed
+//     (or store.ErrNotFound for a row that is gone). ChangedError, wide's
+//     ConditionError of a write under an ETag.
+//   - ErrDuplicate, a duplicate: an insert met a row that exists: the
+//     entity, or a unique value another entity holds (or is claiming).
+//     Nothing was written. The same write fails again until the holder
+//     gives the value up. One type, DuplicateError, in every package; it
+//     matches store.ErrAlreadyExists (Code EntityAlreadyExists, 409).
+//   - store.ErrUnknownOutcome, an unknown outcome: the answer to a write was
+//     lost and the package could not tell whether it applied. UnknownError
+//     (its Resolve asks again); wide's UnknownError.
+//   - A domain conflict: the data breaks a pattern's rule, and no retry can
+//     mend it: xindex.ErrHeldTwice (two entities hold one unique value),
+//     denorm.ErrOtherSource (a target has a second source). These match
+//     none of the sentinels above and never store.ErrTransient. Do not
+//     retry: change the data.
+//
+// store.ErrTransient keeps its meaning (nothing applied, the same request
+// may pass when sent again; NotAppliedError of a lost commit matches it).
 var (
-	// ErrConflict matches a ConflictError: another writer committed to
-	// the partition after the state the transaction began from.
+	// ErrConflict matches a race lost to another writer: nothing was
+	// written; read again and retry.
 	ErrConflict = errors.New("partition: a concurrent writer committed first")
-	// ErrDuplicate matches a DuplicateError: an insert met an existing row.
+	// ErrDuplicate matches a DuplicateError: an insert met an existing
+	// row (the entity, or a unique value another entity holds). Nothing
+	// was written; the same write fails again.
 	ErrDuplicate = errors.New("partition: row exists already")
-	// ErrChanged matches a ChangedError: a conditional write met a row
-	// that changed or went away since it was read.
+	// ErrChanged matches a write conditional on the caller's ETag that met
+	// a row that changed or went away since it was read. Nothing was
+	// written; read again before deciding to write.
 	ErrChanged = errors.New("partition: row changed since it was read")
 )
 
-// Row identifies one of the caller's data rows in a transaction.
+// Ref names an entity by its keys: the holder of a unique value, the
+// source of a copy.
+type Ref struct {
+	PartitionKey, RowKey string
+}
+
+// String formats the ref for messages.
+func (r Ref) String() string { return fmt.Sprintf("(%q, %q)", r.PartitionKey, r.RowKey) }
+
+// Row identifies one of the caller's data rows in a transaction, or the
+// row a pattern's write met.
 type Row struct {
-	// Label is the name the caller gave the row ("employee", "index
-	// email"); it is "" for an outbox row.
+	// Label is the name the caller (or the pattern) gave the row
+	// ("employee", "index email"); it is "" for an outbox row.
 	Label string
-	// Index is the row's position among the caller's data rows, in the
-	// order they were added (-1 for an outbox row).
+	// Index is the row's position among the caller's data rows of a
+	// transaction, in the order they were added; -1 for an outbox row or
+	// a row written outside a transaction of this package.
 	Index int
 	// Kind is the write.
 	Kind store.ActionKind
@@ -36,7 +82,7 @@ type Row struct {
 }
 
 func (r Row) String() string {
-	if r.Index < 0 {
+	if r.Index < 0 && r.Label == "" {
 		return fmt.Sprintf("outbox row %s", quote(r.RowKey))
 	}
 	return fmt.Sprintf("%s (%s of RowKey %s)", labelText(r.Label), r.Kind, quote(r.RowKey))
@@ -44,7 +90,8 @@ func (r Row) String() string {
 
 // ConflictError reports that the fence refused the transaction: another
 // writer committed to the partition after Version, the state this one was
-// built on. Nothing was written. Read again (or Begin again) and retry.
+// built on. Nothing was written. Read again (or Begin again) and retry. It
+// matches ErrConflict.
 type ConflictError struct {
 	Table, Partition string
 	// Version is the version the transaction was based on.
@@ -63,17 +110,49 @@ func (e *ConflictError) Unwrap() error { return e.Err }
 // Is matches ErrConflict.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
-// DuplicateError reports that an insert of one of the caller's rows met an
-// existing row: for an index copy, its value is taken. Nothing was written.
+// DuplicateError reports that an insert met an existing row: the entity
+// exists already, or (IndexName set) a unique value is taken. Nothing was
+// written, and the same write fails again until the holder gives the value
+// up. It is the one duplicate error of every pattern (partition, index,
+// xindex); it matches ErrDuplicate and, through Err, store.ErrAlreadyExists.
 type DuplicateError struct {
+	// Table and Partition hold the row that exists.
 	Table, Partition string
+	// Row is the row the insert met: its label and RowKey.
 	Row
-	// Err is the service's answer (EntityAlreadyExists).
+	// IndexName and Value name the unique index and the value, for an
+	// index copy or claim ("" for the entity itself).
+	IndexName, Value string
+	// Holder is the entity holding (or claiming) the value, when known.
+	Holder Ref
+	// Pending is set when the holder's claim is recent and its entity does
+	// not hold the value yet: its write may still commit. The value is
+	// free again once the claim's write fails or the claim expires.
+	Pending bool
+	// Err is the service's answer, or the package's own when a read showed
+	// the row: Code EntityAlreadyExists, Status 409.
 	Err *store.Error
 }
 
 func (e *DuplicateError) Error() string {
-	return fmt.Sprintf("partition %s of table %s: %s: the row exists already: %v", quote(e.Partition), e.Table, e.Row, e.Err)
+	var b strings.Builder
+	fmt.Fprintf(&b, "partition %s of table %s: ", quote(e.Partition), e.Table)
+	if e.IndexName != "" {
+		fmt.Fprintf(&b, "%s %s is taken", e.IndexName, quote(e.Value))
+		if e.Holder != (Ref{}) {
+			fmt.Fprintf(&b, " by %s", e.Holder)
+		}
+		if e.Pending {
+			b.WriteString(" (its write is in flight)")
+		}
+		fmt.Fprintf(&b, ": %s exists already", e.Row)
+	} else {
+		fmt.Fprintf(&b, "%s: the row exists already", e.Row)
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
 }
 
 // Unwrap returns the service's error.
@@ -84,7 +163,9 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 
 // ChangedError reports that a conditional update or delete of one of the
 // caller's rows failed: the row's ETag is no longer the one given, or the
-// row is gone (Missing). Nothing was written.
+// row is gone (Missing). Nothing was written. It matches ErrChanged, and
+// through Err store.ErrPreconditionFailed (or store.ErrNotFound when
+// Missing): read the row again before deciding to write.
 type ChangedError struct {
 	Table, Partition string
 	Row
