@@ -9,6 +9,7 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // claim is the event type of the tests: an expense claim of an employee.
@@ -67,11 +68,16 @@ func countRows(t *testing.T, tbl store.Table, pk string) int {
 	}
 }
 
-// faultTable wraps a table and lets a test decide, per Insert call, to
-// apply it and lose the answer, to fail it before it is applied, or to
-// pass it through.
+// faultTable wraps a table and lets a test decide, per insert (Insert,
+// or a typed Write of an insert), to apply it and lose the answer, to
+// fail it before it is applied, or to pass it through. Its faults are a
+// storetest hook; it has the typed lane, which every table the tests wrap
+// has, and routes it through the hook (storetest's kit), so a read takes
+// the lane it takes in production.
 type faultTable struct {
 	store.Table
+	once   sync.Once
+	kit    store.Table
 	mu     sync.Mutex
 	calls  int
 	plan   func(call int) fault
@@ -87,7 +93,43 @@ const (
 	busy                // 503 ServerBusy: nothing applied
 )
 
+// table returns Table wrapped with the faults.
+func (f *faultTable) table() store.Table {
+	f.once.Do(func() { f.kit = storetest.WrapTable(f.Table, f.hook) })
+	return f.kit
+}
+
+// typed is the typed lane of table; the tests wrap only tables that have
+// one.
+func (f *faultTable) typed() store.TypedTable {
+	tt, ok := f.table().(store.TypedTable)
+	if !ok {
+		panic("logtail test: faultTable over a table without the typed lane")
+	}
+	return tt
+}
+
 func (f *faultTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
+	return f.table().Insert(ctx, e)
+}
+
+func (f *faultTable) Write(ctx context.Context, a store.Action) (store.ETag, error) {
+	return f.typed().Write(ctx, a)
+}
+
+func (f *faultTable) GetInto(ctx context.Context, pk, rk string, opts *store.GetOptions, r store.EntityReader) error {
+	return f.typed().GetInto(ctx, pk, rk, opts, r)
+}
+
+func (f *faultTable) QueryInto(ctx context.Context, q store.Query, next func() store.EntityReader) (string, int, error) {
+	return f.typed().QueryInto(ctx, q, next)
+}
+
+// hook meets each insert, in either lane, with plan's fault.
+func (f *faultTable) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	if c.EntityOp() != "Table.Insert" {
+		return do(ctx)
+	}
 	f.mu.Lock()
 	call := f.calls
 	f.calls++
@@ -100,16 +142,16 @@ func (f *faultTable) Insert(ctx context.Context, e store.Entity) (store.ETag, er
 	lost := &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Source: store.SourceTransport, Message: "injected: answer lost"}
 	switch what {
 	case applyThenLose:
-		if _, err := f.Table.Insert(ctx, e); err != nil {
-			return "", err
+		if err := do(ctx); err != nil {
+			return err
 		}
-		return "", lost
+		return lost
 	case loseBefore:
-		return "", lost
+		return lost
 	case busy:
-		return "", store.Errorf(store.CodeServerBusy, 503, "injected: server busy")
+		return store.Errorf(store.CodeServerBusy, 503, "injected: server busy")
 	}
-	return f.Table.Insert(ctx, e)
+	return do(ctx)
 }
 
 func (f fault) String() string {
