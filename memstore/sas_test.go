@@ -454,7 +454,7 @@ func BenchmarkSASPointGetInterleaved(b *testing.B) {
 			return err
 		}
 	}
-	rep, err := interleave.Measure(interleave.Config{Rounds: 21, Slice: 30 * time.Millisecond},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 61, Slice: 20 * time.Millisecond},
 		interleave.Case{Name: "memstore.Get", Op: get(plain)},
 		interleave.Case{Name: "WithSAS.Get", Op: get(scoped)},
 	)
@@ -463,4 +463,68 @@ func BenchmarkSASPointGetInterleaved(b *testing.B) {
 	}
 	fmt.Printf("%s\n%s\n", b.Name(), rep.Table())
 	rep.Metrics(b.ReportMetric)
+}
+
+// BenchmarkSASCheck measures the per-request check of a point read under
+// a ranged token alone (time window, permission, range), the cost WithSAS
+// adds to every Get, on the real clock.
+func BenchmarkSASCheck(b *testing.B) {
+	s := New(WithAccount(devAccount, devKey))
+	cred, err := sas.NewCredential(devAccount, devKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	token, err := sas.TableValues{Table: "orders", Permissions: "r", Expiry: time.Now().Add(time.Hour),
+		StartPK: "p", StartRK: "01", EndPK: "q", EndRK: "99"}.Sign(cred)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tb := s.WithSAS(token).Table("orders").(*sasTable)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tb.read("p", "02"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSASRealClock: on the real clock the window is kept by timers; a
+// token refuses requests before its start and after its expiry.
+func TestSASRealClock(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithAccount(devAccount, devKey))
+	if err := s.CreateTable(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	cred, err := sas.NewCredential(devAccount, devKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(start, expiry time.Time) store.Table {
+		token, err := sas.TableValues{Table: "orders", Permissions: "r", Start: start, Expiry: expiry}.Sign(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.WithSAS(token).Table("orders")
+	}
+	now := time.Now()
+	_, err = sign(time.Time{}, now.Add(-time.Minute)).Get(ctx, "p", "01", nil)
+	sasWant(t, "expired", err, store.CodeAuthenticationFailed, 403)
+	_, err = sign(now.Add(time.Hour), now.Add(2*time.Hour)).Get(ctx, "p", "01", nil)
+	sasWant(t, "not yet valid", err, store.CodeAuthenticationFailed, 403)
+	soon := sign(time.Time{}, now.Add(2*time.Second))
+	if _, err := soon.Get(ctx, "p", "01", nil); store.Code(err) != store.CodeResourceNotFound {
+		t.Fatalf("valid token: %v, want ResourceNotFound (the row is missing)", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := soon.Get(ctx, "p", "01", nil)
+		if store.Code(err) == store.CodeAuthenticationFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the token still works 10 s after it was signed to expire within 2 s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
