@@ -27,6 +27,9 @@ azurite:
 azurite-install:
 	cd tools/azurite && npm ci --no-audit --no-fund --loglevel=error
 
+# lint checks formatting, go vet and staticcheck. staticcheck is pinned
+# here and fetched by go run on first use: it is not a module dependency.
 lint:
 	gofmt -l . | (! grep .)
 	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
