@@ -8,6 +8,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/patterns/index"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -47,11 +48,11 @@ func ExampleNew() {
 
 	bob.Email = "ann@example.org"
 	err = people.Update(ctx, bob)
-	fmt.Println(errors.Is(err, index.ErrDuplicate), err)
+	fmt.Println(errors.Is(err, partition.ErrDuplicate), err)
 	// Output:
 	// p_2 Bob <nil>
 	// <nil>
-	// true index: email "ann@example.org" is taken in partition "red"
+	// true partition "red" of table People: email "ann@example.org" is taken: EntityAlreadyExists (409) at action 2: entity (PartitionKey "red", RowKey "email !ann@example.2Eorg") already exists in table "People"
 }
 
 // All entities sharing a value of a non-unique index, in one range query.

@@ -25,7 +25,6 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -42,27 +41,6 @@ import (
 // it copies.
 const RefProperty = "TkRef"
 
-// ErrDuplicate matches the error of a write that would give a unique
-// index a value another entity of the partition holds.
-var ErrDuplicate = errors.New("index: the value is taken")
-
-// DuplicateError reports a unique value taken by another entity.
-type DuplicateError struct {
-	// Index and Value name the index and the value; PartitionKey the
-	// partition.
-	Index, Value, PartitionKey string
-	// Err is the service's refusal.
-	Err error
-}
-
-// Error names the index, the value and the partition.
-func (e *DuplicateError) Error() string {
-	return fmt.Sprintf("index: %s %q is taken in partition %q", e.Index, e.Value, e.PartitionKey)
-}
-
-// Unwrap returns ErrDuplicate and the service's error (EntityAlreadyExists).
-func (e *DuplicateError) Unwrap() []error { return []error{ErrDuplicate, e.Err} }
-
 // Spec declares one secondary index of T.
 type Spec[T any] struct {
 	name    string
@@ -73,7 +51,7 @@ type Spec[T any] struct {
 
 // Unique declares an index whose values identify one entity of a
 // partition (an email address): a second entity with the same value is
-// refused with a DuplicateError.
+// refused with a *partition.DuplicateError naming the index and the value.
 func Unique[T any](name string, value func(*T) string) Spec[T] {
 	return Spec[T]{name: name, value: value, unique: true}
 }

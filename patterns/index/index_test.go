@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/storetest"
 )
@@ -101,8 +102,8 @@ func TestInsertFindUpdateDelete(t *testing.T) {
 		// written.
 		dup := emp(4, "Dee", "Lee", "ann@x.com")
 		err = x.Insert(ctx, dup)
-		var de *index.DuplicateError
-		if !errors.As(err, &de) || de.Index != "email" || de.Value != "ann@x.com" || !errors.Is(err, index.ErrDuplicate) || !errors.Is(err, store.ErrAlreadyExists) {
+		var de *partition.DuplicateError
+		if !errors.As(err, &de) || de.IndexName != "email" || de.Value != "ann@x.com" || de.Partition != "Sales" || de.Label != "index email" || !errors.Is(err, partition.ErrDuplicate) || !errors.Is(err, store.ErrAlreadyExists) {
 			t.Fatalf("duplicate email: %v", err)
 		}
 		if _, err := x.Get(ctx, "Sales", dup.ID); !errors.Is(err, store.ErrNotFound) {
@@ -252,7 +253,7 @@ func TestConcurrentWritesKeepIndexesExact(t *testing.T) {
 					kind := "ok"
 					switch {
 					case err == nil:
-					case errors.Is(err, index.ErrDuplicate):
+					case errors.Is(err, partition.ErrDuplicate):
 						kind = "duplicate"
 					case errors.Is(err, store.ErrPreconditionFailed):
 						kind = "changed"
@@ -404,7 +405,8 @@ func TestLostAnswerNeverCorrupts(t *testing.T) {
 			t.Fatalf("a lost answer: %v, want unknown", err)
 		}
 		lt.lose = false
-		if err := x.Insert(ctx, emp(1, "Ann", "Jones", "ann@x.com")); !errors.Is(err, store.ErrAlreadyExists) || errors.Is(err, index.ErrDuplicate) {
+		var de *partition.DuplicateError
+		if err := x.Insert(ctx, emp(1, "Ann", "Jones", "ann@x.com")); !errors.Is(err, store.ErrAlreadyExists) || !errors.As(err, &de) || de.Label != "entity" || de.IndexName != "" {
 			t.Fatalf("inserting again: %v, want the entity existing", err)
 		}
 		if got, err := x.Find(ctx, "Sales", "email", "ann@x.com"); err != nil || got.ID != e.ID {

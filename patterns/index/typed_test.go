@@ -9,6 +9,7 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -111,8 +112,8 @@ func TestTypedInsertStoresWhatEntitiesStore(t *testing.T) {
 			t.Fatalf("Find of a row without a reference: typed lane %v; Entity route %v", err1, err2)
 		}
 		dup := badge{Site: "s", ID: "b_9", Owner: "ann"}
-		if err := typed.Insert(ctx, &dup); !errors.Is(err, index.ErrDuplicate) {
-			t.Fatalf("a taken owner on the typed lane: %v, want ErrDuplicate", err)
+		if err := typed.Insert(ctx, &dup); !errors.Is(err, partition.ErrDuplicate) {
+			t.Fatalf("a taken owner on the typed lane: %v, want partition.ErrDuplicate", err)
 		}
 		if n := len(rows(typedName)); n != len(want) {
 			t.Fatalf("the refused insert left %d rows, want %d", n, len(want))

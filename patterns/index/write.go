@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -15,9 +16,10 @@ import (
 const maxRounds = 8
 
 // Insert adds *v and its index copies in one transaction, and stores the
-// entity's new ETag in v. An existing entity is an error matching
-// store.ErrAlreadyExists; a unique value another entity holds, a
-// *DuplicateError. Nothing is written on a refusal.
+// entity's new ETag in v. An existing entity, or a unique value another
+// entity holds, is a *partition.DuplicateError (partition.ErrDuplicate,
+// store.ErrAlreadyExists; IndexName and Value set for a value). Nothing
+// is written on a refusal.
 func (x *Table[T]) Insert(ctx context.Context, v *T) error {
 	if _, typed := x.table.(store.TypedTable); typed && v != nil {
 		acts, err := x.typedInserts(v)
@@ -43,7 +45,8 @@ func (x *Table[T]) Insert(ctx context.Context, v *T) error {
 }
 
 // Update replaces the stored entity with *v if it still has the ETag in
-// v's etag field (store.ErrPreconditionFailed otherwise; mapper.ErrNoETag
+// v's etag field (a *partition.ChangedError otherwise, matching
+// partition.ErrChanged and store.ErrPreconditionFailed; mapper.ErrNoETag
 // without one), moves the copies whose values changed and refreshes the
 // others, all in one transaction, and stores the new ETag in v.
 func (x *Table[T]) Update(ctx context.Context, v *T) error {
@@ -68,22 +71,27 @@ func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
 		switch {
 		case store.EntityNotFound(err):
 			last = x.Insert(ctx, v)
-			if !errors.Is(last, store.ErrAlreadyExists) || isDuplicate(last) {
+			if !errors.Is(last, store.ErrAlreadyExists) || taken(last) {
 				return last
 			}
 		case err != nil:
 			return err
 		default:
 			last = x.replace(ctx, v, e, cur)
-			if !errors.Is(last, store.ErrPreconditionFailed) {
+			if !errors.Is(last, partition.ErrChanged) {
 				return last
 			}
 		}
 	}
-	return fmt.Errorf("index: upsert of (%q, %q): the entity kept changing: %w", e.PartitionKey, e.RowKey, last)
+	return contended("upsert", e, last)
 }
 
-func isDuplicate(err error) bool { return errors.Is(err, ErrDuplicate) }
+// taken reports the duplicate of a unique value (not of the entity, which
+// Upsert replaces).
+func taken(err error) bool {
+	var de *partition.DuplicateError
+	return errors.As(err, &de) && de.IndexName != ""
+}
 
 // replace writes e over cur (the stored entity, read with its ETag), with
 // the copies moved.
@@ -139,13 +147,41 @@ func (x *Table[T]) current(ctx context.Context, v *T, op string) (e, cur store.E
 		return e, cur, err
 	}
 	if cur, err = x.table.Get(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
+		var se *store.Error
+		if store.EntityNotFound(err) && errors.As(err, &se) {
+			return e, cur, x.changed(e, op, true, se)
+		}
 		return e, cur, err
 	}
 	if cur.ETag != etag {
-		return e, cur, store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+		se := store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
 			"index: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+		se.Source = store.SourceClient
+		return e, cur, x.changed(e, op, false, se)
 	}
 	return e, cur, nil
+}
+
+// changed is the error of a write conditional on the caller's ETag whose
+// entity changed (or went away) since it was read.
+func (x *Table[T]) changed(e store.Entity, op string, missing bool, se *store.Error) error {
+	kind := store.ActionUpdateReplace
+	if op == "delete" {
+		kind = store.ActionDelete
+	}
+	return &partition.ChangedError{Table: x.table.Name(), Partition: e.PartitionKey,
+		Row: partition.Row{Label: "entity", Kind: kind, RowKey: e.RowKey}, Missing: missing, Err: se}
+}
+
+// contended is the error of an unconditional write that lost the race for
+// the entity on every round: a race (partition.ErrConflict), never a
+// changed row, with the last refusal's *store.Error.
+func contended(op string, e store.Entity, last error) error {
+	var se *store.Error
+	if errors.As(last, &se) {
+		last = se
+	}
+	return fmt.Errorf("index: %s of (%q, %q): the entity kept changing: %w: %w", op, e.PartitionKey, e.RowKey, partition.ErrConflict, last)
 }
 
 // DeleteKey removes the entity with keys (pk, rk) and its copies,
@@ -161,11 +197,11 @@ func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
 			return err
 		}
 		last = x.remove(ctx, cur)
-		if !errors.Is(last, store.ErrPreconditionFailed) {
+		if !errors.Is(last, partition.ErrChanged) {
 			return last
 		}
 	}
-	return fmt.Errorf("index: delete of (%q, %q): the entity kept changing: %w", pk, rk, last)
+	return contended("delete", store.Entity{PartitionKey: pk, RowKey: rk}, last)
 }
 
 // remove deletes cur (conditional on its ETag) and its copies.
@@ -186,10 +222,11 @@ func (x *Table[T]) remove(ctx context.Context, cur store.Entity) error {
 }
 
 // commit runs the transaction and maps a refusal to the failing row: the
-// entity (its own code), a unique copy (DuplicateError). A delete of a
-// copy that is missing (an index added after the entity was written) is
-// dropped and the rest sent again. On success the entity's ETag goes into
-// v.
+// entity (a DuplicateError of an existing one, a ChangedError of one that
+// changed or went away, its own code otherwise), a unique copy
+// (DuplicateError). A delete of a copy that is missing (an index added
+// after the entity was written) is dropped and the rest sent again. On
+// success the entity's ETag goes into v.
 func (x *Table[T]) commit(ctx context.Context, v *T, acts []store.Action) error {
 	for {
 		res, err := x.table.Transact(ctx, acts)
@@ -200,18 +237,23 @@ func (x *Table[T]) commit(ctx context.Context, v *T, acts []store.Action) error 
 			return nil
 		}
 		i := store.Index(err)
-		if i <= 0 || i >= len(acts) || errors.Is(err, store.ErrUnknownOutcome) {
-			if i == 0 {
-				var se *store.Error
-				if errors.As(err, &se) {
-					c := *se
-					c.Index = -1
-					return &c
-				}
-			}
+		var se *store.Error
+		if i < 0 || i >= len(acts) || errors.Is(err, store.ErrUnknownOutcome) || !errors.As(err, &se) {
 			return err
 		}
 		a := acts[i]
+		if i == 0 {
+			c := *se
+			c.Index = -1
+			r := partition.Row{Label: "entity", Index: 0, Kind: a.Kind, RowKey: a.Entity.RowKey}
+			switch {
+			case a.Kind == store.ActionInsert && errors.Is(err, store.ErrAlreadyExists):
+				return &partition.DuplicateError{Table: x.table.Name(), Partition: a.Entity.PartitionKey, Row: r, Err: &c}
+			case a.IfMatch != "" && (c.Status == 412 || store.EntityNotFound(&c)):
+				return &partition.ChangedError{Table: x.table.Name(), Partition: a.Entity.PartitionKey, Row: r, Missing: c.Status == 404, Err: &c}
+			}
+			return &c
+		}
 		switch {
 		case a.Kind == store.ActionDelete && store.EntityNotFound(err):
 			acts = slices.Delete(slices.Clone(acts), i, i+1)
@@ -222,7 +264,9 @@ func (x *Table[T]) commit(ctx context.Context, v *T, acts []store.Action) error 
 			if s != nil {
 				name, value = s.name, valueOfCopy(a.Entity.RowKey)
 			}
-			return &DuplicateError{Index: name, Value: value, PartitionKey: a.Entity.PartitionKey, Err: err}
+			return &partition.DuplicateError{Table: x.table.Name(), Partition: a.Entity.PartitionKey,
+				Row: partition.Row{Label: "index " + name, Index: i, Kind: a.Kind, RowKey: a.Entity.RowKey},
+				IndexName: name, Value: value, Err: se}
 		}
 		return fmt.Errorf("index: copy %q: %w", a.Entity.RowKey, err)
 	}

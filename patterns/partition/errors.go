@@ -145,7 +145,6 @@ func (e *DuplicateError) Error() string {
 		if e.Pending {
 			b.WriteString(" (its write is in flight)")
 		}
-		fmt.Fprintf(&b, ": %s exists already", e.Row)
 	} else {
 		fmt.Fprintf(&b, "%s: the row exists already", e.Row)
 	}
