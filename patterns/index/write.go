@@ -265,7 +265,7 @@ func (x *Table[T]) commit(ctx context.Context, v *T, acts []store.Action) error 
 				name, value = s.name, valueOfCopy(a.Entity.RowKey)
 			}
 			return &partition.DuplicateError{Table: x.table.Name(), Partition: a.Entity.PartitionKey,
-				Row: partition.Row{Label: "index " + name, Index: i, Kind: a.Kind, RowKey: a.Entity.RowKey},
+				Row:       partition.Row{Label: "index " + name, Index: i, Kind: a.Kind, RowKey: a.Entity.RowKey},
 				IndexName: name, Value: value, Err: se}
 		}
 		return fmt.Errorf("index: copy %q: %w", a.Entity.RowKey, err)
