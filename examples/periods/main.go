@@ -72,6 +72,10 @@ func run(ctx context.Context, w io.Writer, st store.Store, prefix string) (err e
 		for _, per := range all {
 			lerr = errors.Join(lerr, st.DeleteTable(context.WithoutCancel(ctx), per.Table))
 		}
+		// Retain recorded its horizon in a table of its own.
+		if derr := st.DeleteTable(context.WithoutCancel(ctx), prefix+periods.HorizonTableSuffix); derr != nil && !errors.Is(derr, store.ErrNotFound) {
+			lerr = errors.Join(lerr, derr)
+		}
 		if err == nil {
 			err = lerr
 		}
