@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -84,7 +85,10 @@ func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClai
 		if err != nil {
 			return heldClaim{}, err
 		}
-		dup := &DuplicateError{Index: s.name, Value: c.at.value, Partition: c.at.pk, Holder: owner}
+		dup := &partition.DuplicateError{Table: c.at.table, Partition: c.at.pk,
+			Row:       partition.Row{Label: "claim of index " + s.name, Index: -1, Kind: store.ActionInsert, RowKey: c.at.rk},
+			IndexName: s.name, Value: c.at.value, Holder: owner,
+			Err: exists("xindex: row (%q, %q) of table %s exists, another entity's", c.at.pk, naming.Cut(c.at.rk), c.at.table)}
 		if holds {
 			return heldClaim{}, dup
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 )
@@ -74,7 +75,7 @@ func TestConcurrentWritersAndWorkers(t *testing.T) {
 					kind := "ok"
 					switch {
 					case err == nil:
-					case errors.Is(err, xindex.ErrDuplicate):
+					case errors.Is(err, partition.ErrDuplicate):
 						kind = "duplicate"
 					case errors.Is(err, store.ErrPreconditionFailed):
 						kind = "changed"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/xindex"
 )
 
@@ -70,7 +71,7 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, seed uint64, writes int)
 			if r.IntN(2) == 0 {
 				armed()
 			}
-		case errors.Is(err, xindex.ErrDuplicate):
+		case errors.Is(err, partition.ErrDuplicate):
 			c.refused++
 		case err != nil:
 			t.Fatalf("seed %d: write %d: %v", seed, i, err)

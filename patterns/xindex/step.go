@@ -8,6 +8,8 @@ import (
 
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -27,7 +29,17 @@ const (
 // contention.
 const maxRounds = 8
 
-var errContended = errors.New("xindex: the copy kept changing under the step")
+// It is a race (partition.ErrConflict): the worker runs the step again.
+var errContended = fmt.Errorf("xindex: the row kept changing under every attempt: %w: %w", partition.ErrConflict,
+	&store.Error{Code: store.CodeUpdateConditionNotSatisfied, Status: 412, Index: -1, Message: "another writer changed the row first", Source: store.SourceClient})
+
+// exists is the package's refusal of a row another entity holds: Code
+// EntityAlreadyExists (409), nothing sent.
+func exists(format string, args ...any) *store.Error {
+	e := store.Errorf(store.CodeEntityAlreadyExists, 409, format, args...)
+	e.Source = store.SourceClient
+	return e
+}
 
 // step builds the engine step for a copy.
 func (x *Table[T]) step(s *Spec[T], act string, row store.Entity) eventual.Step {
@@ -116,7 +128,9 @@ func (x *Table[T]) put(ctx context.Context, s *Spec[T], tbl store.Table, want st
 				return err
 			}
 			if holds {
-				return &ConflictError{Index: s.name, Value: valueOf(want.RowKey), Partition: want.PartitionKey, Holder: owner, Claimant: src}
+				v := valueOf(want.RowKey)
+				return &HeldTwiceError{Table: tbl.Name(), Partition: want.PartitionKey, IndexName: s.name, Value: v, Holder: owner, Claimant: src,
+					Err: exists("xindex: row (%q, %q) of table %s exists, another entity's", want.PartitionKey, naming.Cut(want.RowKey), tbl.Name())}
 			}
 			etag, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
 			if retryable(err) {

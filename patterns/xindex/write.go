@@ -9,6 +9,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -87,9 +88,10 @@ func encode[T any](v *T) (store.Entity, error) {
 
 // Insert adds *v and the intent to write its copies, in one transaction
 // of its partition, after claiming its unique values; it stores the
-// entity's new ETag in v. An existing entity is an error matching
-// store.ErrAlreadyExists; a unique value another entity holds, a
-// *DuplicateError. Nothing is written on a refusal.
+// entity's new ETag in v. An existing entity, or a unique value another
+// entity holds, is a *partition.DuplicateError (partition.ErrDuplicate,
+// store.ErrAlreadyExists; IndexName and Value set for a value). Nothing
+// is written on a refusal.
 func (x *Table[T]) Insert(ctx context.Context, v *T) error {
 	e, err := encode(v)
 	if err != nil {
@@ -141,19 +143,37 @@ func (x *Table[T]) Upsert(ctx context.Context, v *T) error {
 		switch {
 		case store.EntityNotFound(err):
 			last = x.Insert(ctx, v)
-			if !errors.Is(last, store.ErrAlreadyExists) || errors.Is(last, ErrDuplicate) {
+			if !errors.Is(last, store.ErrAlreadyExists) || taken(last) {
 				return last
 			}
 		case err != nil:
 			return err
 		default:
 			last = x.replace(ctx, v, e, cur)
-			if !errors.Is(last, store.ErrPreconditionFailed) && !store.EntityNotFound(last) {
+			if !errors.Is(last, partition.ErrChanged) && !errors.Is(last, store.ErrPreconditionFailed) && !store.EntityNotFound(last) {
 				return last
 			}
 		}
 	}
-	return fmt.Errorf("xindex: upsert of (%q, %q): the entity kept changing: %w", e.PartitionKey, e.RowKey, last)
+	return contended("upsert", e, last)
+}
+
+// taken reports the duplicate of a unique value (not of the entity, which
+// Upsert replaces).
+func taken(err error) bool {
+	var de *partition.DuplicateError
+	return errors.As(err, &de) && de.IndexName != ""
+}
+
+// contended is the error of an unconditional write that lost the race for
+// the entity on every round: a race (partition.ErrConflict), never a
+// changed row, with the last refusal's *store.Error.
+func contended(op string, e store.Entity, last error) error {
+	var se *store.Error
+	if errors.As(last, &se) {
+		last = se
+	}
+	return fmt.Errorf("xindex: %s of (%q, %q): the entity kept changing: %w: %w", op, e.PartitionKey, e.RowKey, partition.ErrConflict, last)
 }
 
 // Delete removes *v's entity if it still has the ETag in v's etag field,
@@ -168,8 +188,8 @@ func (x *Table[T]) Delete(ctx context.Context, v *T) error {
 
 // current reads the stored entity of *v for op ("update" or "delete"),
 // which may go on only if it still has the ETag in v's etag field:
-// mapper.ErrNoETag without one, store.ErrPreconditionFailed when it
-// changed. It returns *v encoded and the stored row.
+// mapper.ErrNoETag without one, a *partition.ChangedError when it changed
+// or is gone. It returns *v encoded and the stored row.
 func (x *Table[T]) current(ctx context.Context, v *T, op string) (e, cur store.Entity, err error) {
 	etag := mapper.ETagOf(v)
 	if etag == "" {
@@ -179,13 +199,30 @@ func (x *Table[T]) current(ctx context.Context, v *T, op string) (e, cur store.E
 		return e, cur, err
 	}
 	if cur, err = x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
+		var se *store.Error
+		if store.EntityNotFound(err) && errors.As(err, &se) {
+			return e, cur, x.changed(e, op, true, se)
+		}
 		return e, cur, err
 	}
 	if cur.ETag != etag {
-		return e, cur, store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+		se := store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
 			"xindex: entity (%q, %q) changed since it was read (ETag %s, not %s)", e.PartitionKey, e.RowKey, cur.ETag, etag)
+		se.Source = store.SourceClient
+		return e, cur, x.changed(e, op, false, se)
 	}
 	return e, cur, nil
+}
+
+// changed is the error of a write conditional on the caller's ETag whose
+// entity changed (or went away) since it was read.
+func (x *Table[T]) changed(e store.Entity, op string, missing bool, se *store.Error) error {
+	kind := store.ActionUpdateReplace
+	if op == "delete" {
+		kind = store.ActionDelete
+	}
+	return &partition.ChangedError{Table: x.name, Partition: e.PartitionKey,
+		Row: partition.Row{Label: "entity", Kind: kind, RowKey: e.RowKey}, Missing: missing, Err: se}
 }
 
 // DeleteKey removes the entity with keys (pk, rk), whatever its version,
@@ -211,7 +248,7 @@ func (x *Table[T]) DeleteKey(ctx context.Context, pk, rk string) error {
 			return last
 		}
 	}
-	return fmt.Errorf("xindex: delete of (%q, %q): the entity kept changing: %w", pk, rk, last)
+	return contended("delete", store.Entity{PartitionKey: pk, RowKey: rk}, last)
 }
 
 // remove deletes cur (conditional on its ETag) with its copies' deletes.

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -30,71 +31,54 @@ const (
 // The version a copy was made from is eventual.VersionProperty ("TkVersion").
 
 var (
-	// ErrDuplicate matches the error of a write that would give a unique
-	// index a value another entity holds (or is claiming).
-	ErrDuplicate = errors.New("xindex: the value is taken")
-	// ErrConflict matches the error of a worker step that found a unique
-	// value's copy held by another entity that still holds the value.
-	ErrConflict = errors.New("xindex: two entities hold one unique value")
+	// ErrHeldTwice matches a *HeldTwiceError: two entities hold one
+	// unique value. It is a permanent conflict of the data, never a race:
+	// it matches neither partition.ErrConflict nor store.ErrTransient. Do
+	// not retry: change the data (one of the entities gives the value up).
+	ErrHeldTwice = errors.New("xindex: two entities hold one unique value")
 	// ErrDangling matches the error of a fresh lookup whose copy leads to an
 	// entity that is gone or no longer holds the value.
 	ErrDangling = errors.New("xindex: the copy's entity no longer holds the value")
 )
 
+// A unique value another entity holds (or is claiming) is refused with a
+// *partition.DuplicateError (partition.ErrDuplicate, store.ErrAlreadyExists):
+// IndexName and Value name the index and the value, Table and Partition
+// the copy's, Holder the entity holding it, Pending a claim whose write
+// may still commit.
+
 // Ref names an entity: its PartitionKey and RowKey in the indexed table.
-type Ref struct {
-	PartitionKey, RowKey string
-}
+type Ref = partition.Ref
 
-// String formats the ref for messages.
-func (r Ref) String() string { return fmt.Sprintf("(%q, %q)", r.PartitionKey, r.RowKey) }
-
-// DuplicateError reports a unique value held by another entity: the
-// write was refused and nothing was written.
-type DuplicateError struct {
-	// Index and Value name the index and the value; Partition is the
-	// copy's partition.
-	Index, Value, Partition string
-	// Holder is the entity holding (or claiming) the value.
-	Holder Ref
-	// Pending is set when the holder's claim is recent and its entity does
-	// not hold the value yet: its write may still commit. The value is
-	// free again once the claim's write fails or the claim expires.
-	Pending bool
-}
-
-// Error names the index, the value and the holder.
-func (e *DuplicateError) Error() string {
-	s := fmt.Sprintf("xindex: %s %q is taken by %s (partition %q)", e.Index, e.Value, e.Holder, e.Partition)
-	if e.Pending {
-		s += ": its write is in flight"
-	}
-	return s
-}
-
-// Is matches ErrDuplicate and store.ErrAlreadyExists.
-func (e *DuplicateError) Is(target error) bool {
-	return target == ErrDuplicate || target == store.ErrAlreadyExists
-}
-
-// ConflictError reports, from a worker, a unique value whose copy belongs
+// HeldTwiceError reports, from a worker, a unique value whose copy belongs
 // to another entity that still holds the value: the two entities were
 // written at once and the claim did not keep them apart. The first holder
 // keeps the copy; the step fails (and is retried, then poisoned) until
-// one of the entities gives the value up.
-type ConflictError struct {
-	Index, Value, Partition string
+// one of the entities gives the value up. Do not retry: change the data.
+// It matches ErrHeldTwice and, through Err, store.ErrAlreadyExists; never
+// partition.ErrConflict, partition.ErrDuplicate or store.ErrTransient.
+type HeldTwiceError struct {
+	// Table and Partition hold the copy; IndexName and Value name the
+	// index and the value.
+	Table, Partition, IndexName, Value string
 	// Holder keeps the copy; Claimant is the entity whose step failed.
 	Holder, Claimant Ref
+	// Err is the package's refusal of the copy: Code EntityAlreadyExists,
+	// Status 409, Source store.SourceClient (nothing was written).
+	Err *store.Error
 }
 
 // Error names both entities.
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("xindex: %s %q (partition %q) is held by %s and also by %s: change one of them", e.Index, e.Value, e.Partition, e.Holder, e.Claimant)
+func (e *HeldTwiceError) Error() string {
+	return fmt.Sprintf("xindex: %s %q (partition %q of table %s) is held by %s and also by %s: do not retry, change one of them",
+		e.IndexName, e.Value, e.Partition, e.Table, e.Holder, e.Claimant)
 }
 
-// Is matches ErrConflict.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// Unwrap returns the refusal.
+func (e *HeldTwiceError) Unwrap() error { return e.Err }
+
+// Is matches ErrHeldTwice.
+func (e *HeldTwiceError) Is(target error) bool { return target == ErrHeldTwice }
 
 // DanglingError reports a copy whose entity is gone or no longer holds
 // the value: the worker has not yet removed it.
@@ -117,6 +101,14 @@ func (e *DanglingError) Error() string {
 	return fmt.Sprintf("xindex: %s %q leads to %s, which no longer holds it (copy of version %d, entity at %d)", e.Index, e.Value, e.Source, e.CopyVersion, e.SourceVersion)
 }
 
+// Unwrap returns a ResourceNotFound (404) naming the value, so store.Code
+// and store.Status work on it.
+func (e *DanglingError) Unwrap() error {
+	se := store.Errorf(store.CodeResourceNotFound, 404, "xindex: %s %q: the entity %s no longer holds the value", e.Index, e.Value, e.Source)
+	se.Source = store.SourceClient
+	return se
+}
+
 // Is matches ErrDangling and store.ErrNotFound: the value is not found.
 func (e *DanglingError) Is(target error) bool {
 	return target == ErrDangling || target == store.ErrNotFound
@@ -133,7 +125,8 @@ type Spec[T any] struct {
 }
 
 // Unique declares an index whose values identify one entity (an email
-// address): a second entity with the value is refused (DuplicateError).
+// address): a second entity with the value is refused
+// (*partition.DuplicateError).
 func Unique[T any](name string, value func(*T) string) Spec[T] {
 	return Spec[T]{name: name, value: value, unique: true}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/storetest"
@@ -96,9 +97,9 @@ func TestGuideWalkthrough(t *testing.T) {
 		// A taken value is refused, naming it; nothing is written.
 		dup := emp("Sales", 5, "Eve", "Ray", "cy@x.com")
 		err = x.Insert(ctx, dup)
-		var dupErr *xindex.DuplicateError
-		if !errors.As(err, &dupErr) || dupErr.Index != "email" || dupErr.Value != "cy@x.com" || dupErr.Holder.RowKey != cy.ID ||
-			!errors.Is(err, xindex.ErrDuplicate) || !errors.Is(err, store.ErrAlreadyExists) {
+		var dupErr *partition.DuplicateError
+		if !errors.As(err, &dupErr) || dupErr.IndexName != "email" || dupErr.Value != "cy@x.com" || dupErr.Holder.RowKey != cy.ID ||
+			!errors.Is(err, partition.ErrDuplicate) || !errors.Is(err, store.ErrAlreadyExists) || store.Code(err) != store.CodeEntityAlreadyExists {
 			t.Fatalf("a taken email: %v", err)
 		}
 		if _, err := x.Get(ctx, "Sales", dup.ID); !errors.Is(err, store.ErrNotFound) {
@@ -189,7 +190,7 @@ func TestOrgWideUniqueIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := x.Insert(ctx, emp("Eng", 2, "Ann", "Other", "ann@x.com"))
-		var dup *xindex.DuplicateError
+		var dup *partition.DuplicateError
 		if !errors.As(err, &dup) || dup.Holder != (xindex.Ref{PartitionKey: "Sales", RowKey: "emp_000001"}) || dup.Pending {
 			t.Fatalf("the same email in another department: %v", err)
 		}
@@ -259,7 +260,7 @@ func (s *slowStore) Table(name string) store.Table {
 // TestConflictSlippingPastTheClaimIsReported: a writer slower than the
 // claim lease loses its claim to another entity, and both commit the same
 // email. The worker keeps the first copy and fails the other operation
-// with a ConflictError naming both entities, which ends in the poison
+// with a HeldTwiceError naming both entities, which ends in the poison
 // queue; once one of them gives the value up, the next sweep completes
 // the operation and the index is exact again.
 func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
@@ -308,7 +309,7 @@ func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
 			t.Fatalf("poison queue: %+v; want the loser's operation", p)
 		}
 		last := p[0].Attempts[0].Error
-		if !strings.Contains(last, `"same@x.com"`) || !strings.Contains(last, "emp_000001") || !strings.Contains(last, "emp_000002") {
+		if !strings.Contains(last, `"same@x.com"`) || !strings.Contains(last, "emp_000001") || !strings.Contains(last, "emp_000002") || !strings.Contains(last, "do not retry") {
 			t.Fatalf("the poisoned attempt does not name the value and both entities: %s", last)
 		}
 		t.Logf("poisoned: %s", last)
