@@ -154,7 +154,7 @@ func (d *Source[S]) apply(ctx context.Context, r *Rel[S], t Target, src Ref, v i
 			if holds, err := d.stillMaps(ctx, r, owner, t); err != nil {
 				return err
 			} else if holds {
-				return &ConflictError{Relation: r.name, Target: t, Holder: owner, Claimant: src}
+				return otherSource(r.name, t, owner, src)
 			}
 			takeOver = true
 		}

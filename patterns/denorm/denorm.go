@@ -10,6 +10,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -31,17 +32,15 @@ func SourceProperty(rel string) string { return SourcePrefix + rel }
 // of relation rel.
 func VersionProperty(rel string) string { return VersionPrefix + rel }
 
-// ErrConflict matches the error of a write (or a worker step) that would
-// give a target a second source under one relation.
-var ErrConflict = errors.New("denorm: the target has another source")
+// ErrOtherSource matches an *OtherSourceError: a write (or a worker step)
+// that would give a target a second source under one relation. It is a
+// permanent conflict of the data, never a race: it matches neither
+// partition.ErrConflict nor store.ErrTransient. Do not retry: change the
+// data (one of the sources stops mapping to the target).
+var ErrOtherSource = errors.New("denorm: the target has another source")
 
 // Ref names a source entity: its keys in the source table.
-type Ref struct {
-	PartitionKey, RowKey string
-}
-
-// String formats the ref for messages.
-func (r Ref) String() string { return fmt.Sprintf("(%q, %q)", r.PartitionKey, r.RowKey) }
+type Ref = partition.Ref
 
 // Target names a target row. Table "" is the source's table.
 type Target struct {
@@ -53,24 +52,41 @@ func (t Target) String() string {
 	return fmt.Sprintf("%s (%q, %q)", t.Table, t.PartitionKey, t.RowKey)
 }
 
-// ConflictError reports a target that another source still maps to under
-// the same relation.
-type ConflictError struct {
+// OtherSourceError reports a target that another source still maps to
+// under the same relation. Nothing was written for the target. Do not
+// retry: change the data. It matches ErrOtherSource and, through Err,
+// store.ErrAlreadyExists; never partition.ErrConflict,
+// partition.ErrDuplicate or store.ErrTransient.
+type OtherSourceError struct {
 	Relation string
 	Target   Target
 	// Holder is the source whose copy the target holds; Claimant the one
 	// refused.
 	Holder, Claimant Ref
+	// Err is the package's refusal of the target: Code
+	// EntityAlreadyExists, Status 409, Source store.SourceClient.
+	Err *store.Error
+}
+
+// otherSource is the refusal of target t of relation rel, which holder
+// still maps to, for claimant.
+func otherSource(rel string, t Target, holder, claimant Ref) *OtherSourceError {
+	se := store.Errorf(store.CodeEntityAlreadyExists, 409, "denorm: target %s holds another source's copy", t)
+	se.Source = store.SourceClient
+	return &OtherSourceError{Relation: rel, Target: t, Holder: holder, Claimant: claimant, Err: se}
 }
 
 // Error names the relation, the target and both sources.
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("denorm: relation %s: target %s holds the copy of %s, which still maps to it; %s maps to it too: change one of them",
+func (e *OtherSourceError) Error() string {
+	return fmt.Sprintf("denorm: relation %s: target %s holds the copy of %s, which still maps to it; %s maps to it too: do not retry, change one of them",
 		e.Relation, e.Target, e.Holder, e.Claimant)
 }
 
-// Is matches ErrConflict.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// Unwrap returns the refusal.
+func (e *OtherSourceError) Unwrap() error { return e.Err }
+
+// Is matches ErrOtherSource.
+func (e *OtherSourceError) Is(target error) bool { return target == ErrOtherSource }
 
 // field is one copied property.
 type field struct{ from, to string }

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/denorm"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/errvocab"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -101,10 +102,12 @@ func TestGuideWalkthrough(t *testing.T) {
 		// A second manager of Ann's team: refused at once, nothing written.
 		bob := &Employee{Unit: "Sales", ID: "emp_000002", Name: "Bob", Phone: "555-0202", Leads: "team_1"}
 		err := d.Insert(ctx, bob)
-		var ce *denorm.ConflictError
-		if !errors.As(err, &ce) || ce.Holder.RowKey != ann.ID || ce.Claimant.RowKey != bob.ID || !errors.Is(err, denorm.ErrConflict) {
+		var ce *denorm.OtherSourceError
+		if !errors.As(err, &ce) || ce.Holder.RowKey != ann.ID || ce.Claimant.RowKey != bob.ID || !errors.Is(err, denorm.ErrOtherSource) {
 			t.Fatalf("a second manager of one team: %v", err)
 		}
+		// A conflict of the data, not a race: no caller retries it.
+		errvocab.Check(t, err, errvocab.Domain, denorm.ErrOtherSource, store.ErrAlreadyExists)
 		if _, err := d.Get(ctx, "Sales", bob.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("the refused insert left its source: %v", err)
 		}

@@ -30,7 +30,8 @@
 // properties removed.
 //
 // A target holds one source's data per relation. Two sources that map to
-// one target at once are a conflict: refused at once (a *ConflictError)
+// one target at once are a conflict of the data, never retried by the
+// caller: refused at once (an *OtherSourceError, ErrOtherSource)
 // for a target in the source's partition, and for a target elsewhere
 // reported by the worker (the step fails, is retried, and ends in the
 // engine's poison queue) until one of them stops mapping to it.

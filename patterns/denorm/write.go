@@ -91,7 +91,7 @@ func (d *Source[S]) Get(ctx context.Context, pk, rk string) (S, error) {
 // in the same transaction for targets in its partition, through the
 // engine for the others. It stores the new ETag in v. An existing source
 // is an error matching store.ErrAlreadyExists; a target of its partition
-// that another source maps to, a *ConflictError. Nothing is written on a
+// that another source maps to, an *OtherSourceError. Nothing is written on a
 // refusal.
 func (d *Source[S]) Insert(ctx context.Context, v *S) error {
 	e, err := encode(v)
@@ -332,7 +332,7 @@ func (d *Source[S]) readLocal(ctx context.Context, self Ref, local []work[S]) (m
 				return nil, err
 			}
 			if holds {
-				return nil, &ConflictError{Relation: w.rel.name, Target: w.t, Holder: owner, Claimant: self}
+				return nil, otherSource(w.rel.name, w.t, owner, self)
 			}
 		}
 		out[i] = tc
