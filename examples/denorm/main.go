@@ -82,7 +82,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, suffix string) (err e
 			}
 		}()
 	}
-	eng, err := eventual.New(st, eventual.Options{Queue: queue, Visibility: 5 * time.Second})
+	eng, err := eventual.New(st, queue, &eventual.Options{Visibility: 5 * time.Second})
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func names(suffix string) tableNames {
 }
 
 func engine(st store.Store, n tableNames) (*eventual.Engine, error) {
-	return eventual.New(st, eventual.Options{Queue: n.queue, Visibility: 5 * time.Second})
+	return eventual.New(st, n.queue, &eventual.Options{Visibility: 5 * time.Second})
 }
 
 func run(ctx context.Context, w io.Writer, st store.Store, n tableNames) (err error) {

@@ -97,7 +97,7 @@ func walk(ctx context.Context, w io.Writer, st store.Store, p indexentity.Placem
 	opts := indexentity.Options{Placement: p}
 	var eng *eventual.Engine
 	if p != indexentity.SamePartition {
-		eng, err = eventual.New(st, eventual.Options{Queue: queue, Visibility: 5 * time.Second})
+		eng, err = eventual.New(st, queue, &eventual.Options{Visibility: 5 * time.Second})
 		if err != nil {
 			return err
 		}

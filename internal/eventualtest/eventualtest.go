@@ -93,11 +93,23 @@ func (e Env) Pass(d time.Duration) {
 	time.Sleep(d)
 }
 
+// Options are a test's engine inputs: the queue New takes, and the
+// engine's options, whose fields a test sets through the embedding.
+type Options struct {
+	Queue string
+	eventual.Options
+}
+
+// New builds an engine over st from o.
+func (o *Options) New(st store.Store) (*eventual.Engine, error) {
+	return eventual.New(st, o.Queue, &o.Options)
+}
+
 // Opts are engine options for a test: a short visibility on Azurite,
 // where time is real; the fake clock and no sleeping on memstore.
-func (e Env) Opts(queue string) eventual.Options {
-	o := eventual.Options{Queue: queue + e.Names, Visibility: time.Second,
-		Backoff: time.Millisecond, Concurrency: 4, PollInterval: 10 * time.Millisecond, SweepAfter: time.Second}
+func (e Env) Opts(queue string) Options {
+	o := Options{Queue: queue + e.Names, Options: eventual.Options{Visibility: time.Second,
+		Backoff: time.Millisecond, Concurrency: 4, PollInterval: 10 * time.Millisecond, SweepAfter: time.Second}}
 	if e.Clock != nil {
 		o.Now = e.Clock.Now
 		o.Visibility = 30 * time.Second
@@ -111,9 +123,9 @@ func (e Env) Opts(queue string) eventual.Options {
 
 // NewEngine builds and sets up an engine over st, deleting its queues
 // when the test ends.
-func NewEngine(t testing.TB, st store.Store, o eventual.Options) *eventual.Engine {
+func NewEngine(t testing.TB, st store.Store, o Options) *eventual.Engine {
 	t.Helper()
-	eng, err := eventual.New(st, o)
+	eng, err := o.New(st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +151,7 @@ const drainRounds = 60
 // round, so a caller that restarts the engine after a crash (a panic out
 // of Drain) passes the pointer it replaces. st is the store the outbox
 // rows and the queue are read through.
-func Drain(t testing.TB, e Env, eng **eventual.Engine, o eventual.Options, st store.Store, sources ...string) {
+func Drain(t testing.TB, e Env, eng **eventual.Engine, o Options, st store.Store, sources ...string) {
 	t.Helper()
 	drain(t, e, eng, o, st, false, sources)
 }
@@ -147,12 +159,12 @@ func Drain(t testing.TB, e Env, eng **eventual.Engine, o eventual.Options, st st
 // DrainTolerant is Drain under injected faults: a failed receive,
 // operation or sweep does not fail the test, and an outbox that cannot be
 // read counts as not yet empty; the next round tries again.
-func DrainTolerant(t testing.TB, e Env, eng **eventual.Engine, o eventual.Options, st store.Store, sources ...string) {
+func DrainTolerant(t testing.TB, e Env, eng **eventual.Engine, o Options, st store.Store, sources ...string) {
 	t.Helper()
 	drain(t, e, eng, o, st, true, sources)
 }
 
-func drain(t testing.TB, e Env, eng **eventual.Engine, o eventual.Options, st store.Store, tolerate bool, sources []string) {
+func drain(t testing.TB, e Env, eng **eventual.Engine, o Options, st store.Store, tolerate bool, sources []string) {
 	t.Helper()
 	ctx := context.Background()
 	sweepAfter := o.SweepAfter

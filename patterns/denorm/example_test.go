@@ -17,7 +17,7 @@ func ExampleSource_Update() {
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Staff")
 	_ = st.CreateTable(ctx, "Departments")
-	eng, _ := eventual.New(st, eventual.Options{Queue: "managers"})
+	eng, _ := eventual.New(st, "managers", nil)
 	_ = eng.Setup(ctx)
 	mgrs, _ := denorm.New[Employee](eng, "Staff",
 		denorm.Copy[Employee]("manager", func(e *Employee) []denorm.Target {
@@ -48,7 +48,7 @@ func ExampleSource_Insert() {
 	ctx := context.Background()
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Staff")
-	eng, _ := eventual.New(st, eventual.Options{Queue: "leads"})
+	eng, _ := eventual.New(st, "leads", nil)
 	_ = eng.Setup(ctx)
 	leads, _ := denorm.New[Employee](eng, "Staff",
 		denorm.Copy[Employee]("lead", func(e *Employee) []denorm.Target {

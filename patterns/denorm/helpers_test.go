@@ -34,7 +34,7 @@ func (Employee) TableKind() mapper.Kind { return mapper.Kind{Prefix: "emp_"} }
 type fixture struct {
 	e            eventualtest.Env
 	st           store.Store
-	o            eventual.Options
+	o            eventualtest.Options
 	eng          *eventual.Engine
 	d            *denorm.Source[Employee]
 	staff, depts string
@@ -77,7 +77,7 @@ func (f *fixture) build(t testing.TB, eng *eventual.Engine) *denorm.Source[Emplo
 }
 
 func (f *fixture) restart(t testing.TB) {
-	eng, err := eventual.New(f.st, f.o)
+	eng, err := f.o.New(f.st)
 	if err != nil {
 		t.Fatal(err)
 	}

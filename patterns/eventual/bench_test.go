@@ -44,7 +44,7 @@ func benchDrain(b *testing.B, rtt time.Duration) {
 	suffix := fmt.Sprint(time.Now().UnixNano() % 1_000_000)
 	engines := map[int]*eventual.Engine{}
 	for _, c := range []int{1, 8} {
-		eng, err := eventual.New(bk.Store, eventual.Options{Queue: fmt.Sprintf("drain%d-%s", c, suffix), Concurrency: c, PollInterval: 10 * time.Millisecond})
+		eng, err := eventual.New(bk.Store, fmt.Sprintf("drain%d-%s", c, suffix), &eventual.Options{Concurrency: c, PollInterval: 10 * time.Millisecond})
 		if err != nil {
 			b.Fatal(err)
 		}

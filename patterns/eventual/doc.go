@@ -13,7 +13,7 @@
 // came (a crash between the commit and the queueing, an expired or lost
 // message).
 //
-//	eng, _ := eventual.New(st, eventual.Options{Queue: "moves", Container: "moves"})
+//	eng, _ := eventual.New(st, "moves", &eventual.Options{Container: "moves"})
 //	_, err := eng.Write(ctx, "Current", "Sales", func(tx *eventual.Tx) error {
 //		if err := tx.Delete("employee", "000123", etag); err != nil {
 //			return err

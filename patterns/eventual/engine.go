@@ -16,10 +16,10 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// Options configure an Engine. Queue is required; the rest default.
+// Options tune an Engine; a nil *Options, and every zero field, takes
+// the default written beside the field. The queue, which is required, is
+// New's parameter.
 type Options struct {
-	// Queue carries the operations' messages.
-	Queue string
 	// PoisonQueue receives the messages that failed MaxReceives times;
 	// default Queue + "-poison".
 	PoisonQueue string
@@ -80,37 +80,44 @@ type Options struct {
 // concurrent use; any number of engines over the same store and queue may
 // run at once.
 type Engine struct {
-	st     store.Store
-	o      Options
-	queue  store.Queue
-	poison store.Queue
-	ids    *keys.IDGenerator
+	st        store.Store
+	o         Options
+	queueName string
+	queue     store.Queue
+	poison    store.Queue
+	ids       *keys.IDGenerator
 
 	mu       sync.RWMutex
 	handlers map[StepKind]*StepHandler // kinds of step of their own (Handle)
 }
 
-// New returns an engine over st. It does no I/O; Setup creates the queues
-// and the container.
-func New(st store.Store, opts Options) (*Engine, error) {
+// New returns an engine over st whose operations travel on the queue
+// named queue; opts may be nil for the defaults. A bad value of opts is
+// refused with an error matching store.ErrInvalidInput that names the
+// field and its limit. It does no I/O; Setup creates the queues and the
+// container.
+func New(st store.Store, queue string, opts *Options) (*Engine, error) {
 	if st == nil {
 		return nil, refuse("the store is nil")
 	}
 	if v := reflect.ValueOf(st); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, refuse("the store is a nil %T", st)
 	}
-	o := opts
-	if err := store.ValidateQueueName(o.Queue); err != nil {
-		return nil, fmt.Errorf("eventual: Options.Queue: %w", err)
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := store.ValidateQueueName(queue); err != nil {
+		return nil, fmt.Errorf("eventual: the queue: %w", err)
 	}
 	if o.PoisonQueue == "" {
-		o.PoisonQueue = o.Queue + "-poison"
+		o.PoisonQueue = queue + "-poison"
 	}
 	if err := store.ValidateQueueName(o.PoisonQueue); err != nil {
 		return nil, fmt.Errorf("eventual: Options.PoisonQueue: %w", err)
 	}
-	if o.PoisonQueue == o.Queue {
-		return nil, refuse("the poison queue %q is the operations queue", o.Queue)
+	if o.PoisonQueue == queue {
+		return nil, refuse("Options.PoisonQueue %q is the operations queue", queue)
 	}
 	if o.Container != "" {
 		if err := store.ValidateContainerName(o.Container); err != nil {
@@ -173,7 +180,7 @@ func New(st store.Store, opts Options) (*Engine, error) {
 	if o.Partition == nil {
 		o.Partition = &partition.Options{Now: o.Now}
 	}
-	return &Engine{st: st, o: o, queue: st.Queue(o.Queue), poison: st.Queue(o.PoisonQueue), ids: ids}, nil
+	return &Engine{st: st, o: o, queueName: queue, queue: st.Queue(queue), poison: st.Queue(o.PoisonQueue), ids: ids}, nil
 }
 
 // usable refuses a nil engine (one not made by New) and a nil context,
@@ -283,7 +290,7 @@ func (e *Engine) enqueue(ctx context.Context, env envelope) error {
 		return err
 	}
 	if _, err := e.queue.Put(ctx, b, &store.PutOptions{TTL: store.NeverExpires}); err != nil {
-		return fmt.Errorf("eventual: queue %s: %w", e.o.Queue, err)
+		return fmt.Errorf("eventual: queue %s: %w", e.queueName, err)
 	}
 	return nil
 }
@@ -439,7 +446,7 @@ func (tx *Tx) Then(ctx context.Context, rk string, steps ...Step) error {
 	if err != nil {
 		return err
 	}
-	if _, err = tx.t.Outbox(partition.Message{Topic: tx.e.o.Queue, Body: b}); err != nil {
+	if _, err = tx.t.Outbox(partition.Message{Topic: tx.e.queueName, Body: b}); err != nil {
 		return err
 	}
 	tx.sources = append(tx.sources, rk)

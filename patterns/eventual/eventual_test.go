@@ -17,7 +17,7 @@ import (
 
 // opts are eventualtest's engine options with a container for large
 // operations, and the engine's own SweepAfter (twice the visibility).
-func opts(e eventualtest.Env, queue string) eventual.Options {
+func opts(e eventualtest.Env, queue string) eventualtest.Options {
 	o := e.Opts(queue)
 	o.Container = "ops" + e.Names
 	o.SweepAfter = 0
@@ -241,7 +241,7 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 				t.Fatalf("%s: the source write happened: %v", name, err)
 			}
 		}
-		if _, err := eventual.New(st, eventual.Options{Queue: "Bad_Queue"}); !errors.Is(err, store.ErrInvalidInput) {
+		if _, err := eventual.New(st, "Bad_Queue", nil); !errors.Is(err, store.ErrInvalidInput) {
 			t.Errorf("a bad queue name: %v", err)
 		}
 	})
@@ -270,7 +270,7 @@ func runScenario(t *testing.T, e eventualtest.Env, seed uint64, writes int) scen
 	cs.ArmAt(int64(1 + r.IntN(8*writes)))
 	restart := func() {
 		var err error
-		eng, err = eventual.New(cs, o) // a fresh process
+		eng, err = o.New(cs) // a fresh process
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ func ExampleEngine_Write() {
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Current")
 	_ = st.CreateTable(ctx, "Archive")
-	eng, _ := eventual.New(st, eventual.Options{Queue: "moves"})
+	eng, _ := eventual.New(st, "moves", nil)
 	_ = eng.Setup(ctx)
 
 	_, _ = eng.Write(ctx, "Current", "Sales", func(tx *eventual.Tx) error {

@@ -70,7 +70,7 @@ func TestCustomStepHandlers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bare, err := eventual.New(st, o)
+		bare, err := o.New(st)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func TestThenNeedsARowOfTheTransaction(t *testing.T) {
 func TestDrainAndWorkFailWithoutTheQueue(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		o := opts(e, "nosetup")
-		eng, err := eventual.New(e.B.Store, o) // no Setup
+		eng, err := o.New(e.B.Store) // no Setup
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,9 +193,9 @@ func TestNilInputsAreRefused(t *testing.T) {
 	var zeroTx eventual.Tx
 	op := eventual.Operation{Steps: []eventual.Step{eventual.Delete("Copies", "p", "r")}}
 	cases := map[string]func() error{
-		"New(nil store)": func() error { _, err := eventual.New(nil, o); return err },
+		"New(nil store)": func() error { _, err := eventual.New(nil, o.Queue, &o.Options); return err },
 		"New(typed nil store)": func() error {
-			_, err := eventual.New((*memstore.Store)(nil), o)
+			_, err := eventual.New((*memstore.Store)(nil), o.Queue, &o.Options)
 			return err
 		},
 		"Write(nil fn)": func() error { _, err := eng.Write(t.Context(), src, "p", nil); return err },

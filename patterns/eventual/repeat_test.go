@@ -94,7 +94,7 @@ func repeatAfterCrash(t *testing.T, e eventualtest.Env, later string, n int64, a
 	written = gerr == nil // the worker wrote the copy before it crashed
 	restart := func() {
 		var err error
-		if eng, err = eventual.New(cs, o); err != nil {
+		if eng, err = o.New(cs); err != nil {
 			t.Fatal(err)
 		}
 	}

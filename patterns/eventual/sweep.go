@@ -30,7 +30,7 @@ func (e *Engine) Sweep(ctx context.Context, table string) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("eventual: sweep %s: %w", table, err)
 		}
-		if row.Topic != e.o.Queue {
+		if row.Topic != e.queueName {
 			continue // another engine's, or another use of the outbox
 		}
 		claimed, err := ob.Claim(ctx, row, e.o.Owner, e.o.SweepAfter)

@@ -171,7 +171,7 @@ func TestStepTimeoutOption(t *testing.T) {
 	e := eventualtest.MemEnv()
 	o := opts(e, "opt")
 	o.StepTimeout = -time.Second
-	if _, err := eventual.New(e.B.Store, o); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "StepTimeout") {
+	if _, err := o.New(e.B.Store); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "StepTimeout") {
 		t.Fatalf("a negative StepTimeout: %v", err)
 	}
 }

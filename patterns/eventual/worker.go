@@ -115,7 +115,7 @@ func (e *Engine) pool(ctx context.Context, untilEmpty bool) error {
 // missingQueue is the error of a receive from a queue that does not
 // exist: retrying cannot cure it, so the worker stops with it.
 func (e *Engine) missingQueue(err error) error {
-	return fmt.Errorf("eventual: receive from queue %s: it does not exist (Engine.Setup creates it): %w", e.o.Queue, err)
+	return fmt.Errorf("eventual: receive from queue %s: it does not exist (Engine.Setup creates it): %w", e.queueName, err)
 }
 
 // ProcessOnce receives up to Concurrency messages and runs their
@@ -134,7 +134,7 @@ func (e *Engine) ProcessOnce(ctx context.Context) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("eventual: receive from %s: %w", e.o.Queue, err)
+		return 0, fmt.Errorf("eventual: receive from %s: %w", e.queueName, err)
 	}
 	if len(msgs) == 1 {
 		e.handle(ctx, msgs[0])

@@ -153,7 +153,7 @@ type Nokind struct {
 // TestNewRefusesBadOptions: New names what is wrong.
 func TestNewRefusesBadOptions(t *testing.T) {
 	st := memstore.New()
-	eng, err := eventual.New(st, eventual.Options{Queue: "qqq"})
+	eng, err := eventual.New(st, "qqq", nil)
 	must(t, err)
 	list := List("lastname", lastName)
 	cases := []struct {

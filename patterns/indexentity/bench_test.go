@@ -57,7 +57,7 @@ func benchLookup(b *testing.B, be backendtest.Backend, n, m int) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Container(cont).Delete(context.Background()) })
-	eng, err := eventual.New(st, eventual.Options{Queue: "benchq" + sfx, Concurrency: 16})
+	eng, err := eventual.New(st, "benchq"+sfx, &eventual.Options{Concurrency: 16})
 	if err != nil {
 		b.Fatal(err)
 	}

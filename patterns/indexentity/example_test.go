@@ -84,7 +84,7 @@ func ExampleTable_FindAll_separatePartition() {
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Employees")
 	_ = st.CreateTable(ctx, "LastNames")
-	eng, _ := eventual.New(st, eventual.Options{Queue: "lastnames"})
+	eng, _ := eventual.New(st, "lastnames", nil)
 	_ = eng.Setup(ctx)
 	staff, err := indexentity.New(st, "Employees",
 		indexentity.Options{Placement: indexentity.SeparatePartition, Engine: eng, IndexTable: "LastNames"},
@@ -115,7 +115,7 @@ func ExampleTable_Keys_inBlobs() {
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Employees")
 	_ = st.Container("lastnames").Create(ctx)
-	eng, _ := eventual.New(st, eventual.Options{Queue: "lastnames"})
+	eng, _ := eventual.New(st, "lastnames", nil)
 	_ = eng.Setup(ctx)
 	staff, _ := indexentity.New(st, "Employees",
 		indexentity.Options{Placement: indexentity.InBlobs, Engine: eng, Container: "lastnames"},

@@ -63,7 +63,7 @@ type fixture struct {
 	table     string
 	index     string // SeparatePartition
 	container string // InBlobs
-	eo        eventual.Options
+	eo        eventualtest.Options
 	eng       *eventual.Engine
 	x         *Table[Employee]
 	opts      Options
@@ -87,7 +87,7 @@ func newFixture(t *testing.T, e eventualtest.Env, p Placement, opts Options, st 
 	}
 	if p != SamePartition {
 		n := fmt.Sprint(nameSeq.Add(1))
-		f.eo = eventual.Options{Queue: "ie" + e.Names + "x" + n, Concurrency: 4, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond, Visibility: 2 * time.Second}
+		f.eo = eventualtest.Options{Queue: "ie" + e.Names + "x" + n, Options: eventual.Options{Concurrency: 4, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond, Visibility: 2 * time.Second}}
 		if e.Fake() {
 			f.eo.Now = e.Clock.Now
 			f.eo.Visibility = 30 * time.Second
@@ -118,7 +118,7 @@ func (f *fixture) open(t *testing.T, st store.Store) *Table[Employee] {
 	t.Helper()
 	o := f.opts
 	if f.place != SamePartition {
-		eng, err := eventual.New(st, f.eo)
+		eng, err := f.eo.New(st)
 		if err != nil {
 			t.Fatal(err)
 		}

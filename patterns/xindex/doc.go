@@ -5,7 +5,7 @@
 // table of its own), so a lookup by email is one point read, and the
 // index's load falls on partitions other than the entities'.
 //
-//	eng, _ := eventual.New(st, eventual.Options{Queue: "staff-index"})
+//	eng, _ := eventual.New(st, "staff-index", nil)
 //	staff, err := xindex.New[Employee](eng, "Employees", xindex.Options{},
 //		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }),
 //		xindex.NonUnique[Employee]("lastname", func(e *Employee) string { return e.LastName }).

@@ -17,7 +17,7 @@ func ExampleTable_Find() {
 	ctx := context.Background()
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Employees")
-	eng, _ := eventual.New(st, eventual.Options{Queue: "staff-index"})
+	eng, _ := eventual.New(st, "staff-index", nil)
 	_ = eng.Setup(ctx)
 	staff, _ := xindex.New[Employee](eng, "Employees", xindex.Options{},
 		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }))
@@ -46,7 +46,7 @@ func ExampleTable_FindFresh() {
 	ctx := context.Background()
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Employees")
-	eng, _ := eventual.New(st, eventual.Options{Queue: "staff-index"})
+	eng, _ := eventual.New(st, "staff-index", nil)
 	_ = eng.Setup(ctx)
 	staff, _ := xindex.New[Employee](eng, "Employees", xindex.Options{},
 		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }))

@@ -40,7 +40,7 @@ func emp(dept string, id int, first, last, email string) *Employee {
 type fixture struct {
 	e         eventualtest.Env
 	st        store.Store // what the engine and the table write through
-	o         eventual.Options
+	o         eventualtest.Options
 	eng       *eventual.Engine
 	x         *xindex.Table[Employee]
 	staff, ix string
@@ -86,7 +86,7 @@ func (f *fixture) build(t testing.TB, eng *eventual.Engine) *xindex.Table[Employ
 
 // restart is a fresh process: a new engine and table over the same store.
 func (f *fixture) restart(t testing.TB) {
-	eng, err := eventual.New(f.st, f.o)
+	eng, err := f.o.New(f.st)
 	if err != nil {
 		t.Fatal(err)
 	}
