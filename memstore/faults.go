@@ -127,8 +127,15 @@ func (h *tableHandle) send(ctx context.Context, op Operation, actions []store.Ac
 }
 
 // sendOnce sends the write once: its fault before or after it applies, or
-// the throughput model's refusal before it applies.
+// the throughput model's refusal before it applies. Each is one request
+// (store.ReportTry).
 func (h *tableHandle) sendOnce(ctx context.Context, op Operation, actions []store.Action, apply func(*table) ([]store.ActionResult, error)) ([]store.ActionResult, error) {
+	results, err := h.try(ctx, op, actions, apply)
+	store.ReportTryErr(ctx, err)
+	return results, err
+}
+
+func (h *tableHandle) try(ctx context.Context, op Operation, actions []store.Action, apply func(*table) ([]store.ActionResult, error)) ([]store.ActionResult, error) {
 	t, before, after, err := h.beginWrite(ctx, op)
 	if err != nil {
 		return nil, err

@@ -49,10 +49,12 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string
 		}
 	}
 	t, err := h.begin(ctx, OpQuery)
-	if err != nil {
-		return nil, "", err
+	if err == nil {
+		err = h.s.admitQuery(h.name, plan)
 	}
-	if err := h.s.admitQuery(h.name, plan); err != nil {
+	// One page is one request, answered here.
+	store.ReportTryErr(ctx, err)
+	if err != nil {
 		return nil, "", err
 	}
 	limit := q.Top

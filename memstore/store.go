@@ -103,6 +103,12 @@ func (s *Store) CreateTableIfNotExists(ctx context.Context, name string) (bool, 
 }
 
 func (s *Store) createTable(ctx context.Context, name string, ifNotExists bool) (bool, error) {
+	created, err := s.tryCreateTable(ctx, name, ifNotExists)
+	store.ReportTryErr(ctx, err)
+	return created, err
+}
+
+func (s *Store) tryCreateTable(ctx context.Context, name string, ifNotExists bool) (bool, error) {
 	if err := ctxErr(ctx); err != nil {
 		return false, err
 	}
@@ -144,6 +150,12 @@ func (s *Store) addTable(name string, ifNotExists bool) (bool, error) {
 
 // DeleteTable implements store.Store.
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
+	err := s.deleteTable(ctx, name)
+	store.ReportTryErr(ctx, err)
+	return err
+}
+
+func (s *Store) deleteTable(ctx context.Context, name string) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -178,6 +190,12 @@ func (s *Store) removeTable(name string) error {
 // ListTables implements store.Store. Tables come in ordinal order of their
 // names as created; the continuation token is the next name to return.
 func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (store.TablePage, error) {
+	p, err := s.listTables(ctx, opts)
+	store.ReportTryErr(ctx, err)
+	return p, err
+}
+
+func (s *Store) listTables(ctx context.Context, opts store.ListTablesOptions) (store.TablePage, error) {
 	if err := ctxErr(ctx); err != nil {
 		return store.TablePage{}, err
 	}

@@ -124,10 +124,11 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 		return store.Entity{}, err
 	}
 	t, err := h.begin(ctx, OpGet)
-	if err != nil {
-		return store.Entity{}, err
+	if err == nil {
+		err = h.s.admitGet(h.name, pk)
 	}
-	if err := h.s.admitGet(h.name, pk); err != nil {
+	if err != nil {
+		store.ReportTryErr(ctx, err)
 		return store.Entity{}, err
 	}
 	t.mu.RLock()
@@ -135,8 +136,11 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	t.mu.RUnlock()
 	// A record's bytes never change, so it is decoded outside the lock.
 	if r == nil {
-		return store.Entity{}, notFound(h.name, pk, rk)
+		err := notFound(h.name, pk, rk)
+		store.ReportTryErr(ctx, err)
+		return store.Entity{}, err
 	}
+	store.ReportTryErr(ctx, nil)
 	return r.entity(sel), nil
 }
 

@@ -88,14 +88,18 @@ func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.Ge
 	}
 	t, err := h.begin(ctx, OpGet)
 	if err != nil {
+		store.ReportTryErr(ctx, err)
 		return err
 	}
 	t.mu.RLock()
 	r := t.get(pk, rk)
 	t.mu.RUnlock()
 	if r == nil {
-		return notFound(h.name, pk, rk)
+		err := notFound(h.name, pk, rk)
+		store.ReportTryErr(ctx, err)
+		return err
 	}
+	store.ReportTryErr(ctx, nil)
 	return r.read(sel, rd)
 }
 
