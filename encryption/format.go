@@ -1,0 +1,300 @@
+package encryption
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tablekit/tablekit/store"
+)
+
+// The authenticated format, version 1.
+//
+// An entity written with encrypted properties carries one reserved string
+// property, MetadataProperty ("TkEnc"), holding JSON:
+//
+//	{"v":1,"enc":"A256GCM","kid":"<key id>","alg":"A256KW","wk":"<base64 wrapped key>","p":["Name",...]}
+//
+// kid and alg name the key-encryption key and its algorithm, wk is the
+// entity's content key (32 random bytes, fresh for every write) wrapped by
+// it, and p lists the properties the writer was told to encrypt. Each
+// encrypted property is stored under its own name as Edm.Binary:
+//
+//	0x01 | nonce (12 random bytes) | AES-256-GCM(type | value) with its 16-byte tag
+//
+// where type is one byte naming the EDM type (so the service does not see
+// it) and value is the value's encoding (valueBytes). The additional data
+// binds the ciphertext to its place: the table's name in lower case (the
+// service's table names are case-insensitive), the PartitionKey, the RowKey
+// and the property's name, each preceded by its length. A value copied to
+// another row, table or property fails the tag check.
+
+// MetadataProperty is the reserved property of the authenticated format.
+// Tables that encrypt must not use it for anything else.
+const MetadataProperty = "TkEnc"
+
+// Names of the legacy format's reserved properties.
+const (
+	LegacyMetadataProperty   = "_ClientEncryptionMetadata1"
+	LegacyPropertiesProperty = "_ClientEncryptionMetadata2"
+)
+
+const (
+	formatVersion = 1
+	encGCM        = "A256GCM"
+	cipherV1      = 0x01
+	nonceSize     = 12
+	tagSize       = 16
+	cekSize       = 32
+	aadPrefix     = "tablekit/TkEnc/1"
+)
+
+// ErrDecrypt matches every refusal to decrypt: a changed or moved
+// ciphertext, a wrong key, missing or malformed metadata, a property
+// stored unencrypted where an encrypted one is expected. Its messages name
+// the table, the entity's keys and the property, never a value or a key.
+var ErrDecrypt = errors.New("encryption: cannot decrypt")
+
+// DecryptError is the error of a refused decryption. It matches ErrDecrypt.
+type DecryptError struct {
+	Table        string
+	PartitionKey string
+	RowKey       string
+	// Property is the property that failed, "" for the entity's metadata.
+	Property string
+	// Reason says what failed, in words that reveal no secret.
+	Reason string
+	// Err is the cause, if any: a key resolver's or wrapper's error.
+	Err error
+}
+
+func (e *DecryptError) Error() string {
+	var b strings.Builder
+	b.WriteString("encryption: cannot decrypt entity (")
+	b.WriteString(strconv.Quote(trunc(e.PartitionKey)))
+	b.WriteString(", ")
+	b.WriteString(strconv.Quote(trunc(e.RowKey)))
+	b.WriteString(") of table ")
+	b.WriteString(e.Table)
+	if e.Property != "" {
+		b.WriteString(", property ")
+		b.WriteString(e.Property)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrDecrypt.
+func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
+
+// Unwrap returns the cause.
+func (e *DecryptError) Unwrap() error { return e.Err }
+
+func trunc(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	i := 64
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// invalid is a refusal of the caller's input, matching store.ErrInvalidInput.
+func invalid(format string, args ...any) error {
+	e := store.Errorf(store.CodeInvalidInput, 400, "encryption: "+format, args...)
+	e.Source = store.SourceClient
+	return e
+}
+
+// metadata is the JSON of MetadataProperty.
+type metadata struct {
+	V     int      `json:"v"`
+	Enc   string   `json:"enc"`
+	KeyID string   `json:"kid"`
+	Alg   string   `json:"alg"`
+	WK    []byte   `json:"wk"`
+	Props []string `json:"p"`
+}
+
+// appendMetadata writes m as JSON, in the field order of the struct.
+func appendMetadata(b []byte, m *metadata) []byte {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(m.V), 10)
+	b = append(b, `,"enc":`...)
+	b = appendJSONString(b, m.Enc)
+	b = append(b, `,"kid":`...)
+	b = appendJSONString(b, m.KeyID)
+	b = append(b, `,"alg":`...)
+	b = appendJSONString(b, m.Alg)
+	b = append(b, `,"wk":"`...)
+	b = base64.StdEncoding.AppendEncode(b, m.WK)
+	b = append(b, `","p":[`...)
+	for i, p := range m.Props {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, p)
+	}
+	return append(b, "]}"...)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			j, _ := json.Marshal(s)
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func parseMetadata(s string) (*metadata, error) {
+	var m metadata
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, errors.New("metadata is not valid JSON")
+	}
+	if m.V != formatVersion {
+		return nil, fmt.Errorf("metadata version %d is not one this library reads (1)", m.V)
+	}
+	if m.Enc != encGCM {
+		return nil, fmt.Errorf("content algorithm %q is not %s", m.Enc, encGCM)
+	}
+	if m.KeyID == "" || m.Alg == "" || len(m.WK) == 0 {
+		return nil, errors.New("metadata lacks the key id, algorithm or wrapped key")
+	}
+	return &m, nil
+}
+
+// aad is the additional data of one property: what binds its ciphertext
+// to the table, the entity and the property.
+func aad(buf []byte, table, pk, rk, name string) []byte {
+	buf = append(buf, aadPrefix...)
+	buf = binary.AppendUvarint(buf, uint64(len(table)))
+	for i := 0; i < len(table); i++ { // table names are ASCII letters and digits
+		c := table[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(pk)))
+	buf = append(buf, pk...)
+	buf = binary.AppendUvarint(buf, uint64(len(rk)))
+	buf = append(buf, rk...)
+	buf = binary.AppendUvarint(buf, uint64(len(name)))
+	return append(buf, name...)
+}
+
+func newGCM(cek []byte) (cipher.AEAD, error) {
+	b, err := aes.NewCipher(cek)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(b)
+}
+
+// EDM type codes inside the plaintext.
+const (
+	tString byte = 1 + iota
+	tBinary
+	tBool
+	tInt32
+	tInt64
+	tDouble
+	tTime
+	tGUID
+)
+
+// appendValue appends the type code and the encoding of v (a value of the
+// closed set, already validated) to b.
+func appendValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		b = append(b, tString)
+		return append(b, x...)
+	case []byte:
+		b = append(b, tBinary)
+		return append(b, x...)
+	case bool:
+		if x {
+			return append(b, tBool, 1)
+		}
+		return append(b, tBool, 0)
+	case int32:
+		return binary.BigEndian.AppendUint32(append(b, tInt32), uint32(x))
+	case int64:
+		return binary.BigEndian.AppendUint64(append(b, tInt64), uint64(x))
+	case float64:
+		return binary.BigEndian.AppendUint64(append(b, tDouble), math.Float64bits(store.NormalizeDouble(x)))
+	case time.Time:
+		t := store.NormalizeTime(x)
+		b = binary.BigEndian.AppendUint64(append(b, tTime), uint64(t.Unix()))
+		return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+	case store.GUID:
+		b = append(b, tGUID)
+		return append(b, x[:]...)
+	}
+	panic(fmt.Sprintf("encryption: value of type %T", v))
+}
+
+// parseValue reverses appendValue; a string or binary value shares p.
+func parseValue(p []byte) (any, bool) {
+	if len(p) == 0 {
+		return nil, false
+	}
+	t, p := p[0], p[1:]
+	switch t {
+	case tString:
+		return string(p), utf8.Valid(p)
+	case tBinary:
+		return p, true
+	case tBool:
+		if len(p) == 1 && p[0] <= 1 {
+			return p[0] == 1, true
+		}
+	case tInt32:
+		if len(p) == 4 {
+			return int32(binary.BigEndian.Uint32(p)), true
+		}
+	case tInt64:
+		if len(p) == 8 {
+			return int64(binary.BigEndian.Uint64(p)), true
+		}
+	case tDouble:
+		if len(p) == 8 {
+			return math.Float64frombits(binary.BigEndian.Uint64(p)), true
+		}
+	case tTime:
+		if len(p) == 12 {
+			ns := binary.BigEndian.Uint32(p[8:])
+			if ns < 1e9 {
+				return time.Unix(int64(binary.BigEndian.Uint64(p)), int64(ns)).UTC(), true
+			}
+		}
+	case tGUID:
+		if len(p) == 16 {
+			var g store.GUID
+			copy(g[:], p)
+			return g, true
+		}
+	}
+	return nil, false
+}
