@@ -9,6 +9,7 @@ import (
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // pausingStore holds the first insert into one table until released, so
@@ -21,25 +22,22 @@ type pausingStore struct {
 	release chan struct{}
 }
 
+// Table wraps the table with storetest's kit, which keeps its typed
+// lane: the first insert (in either lane) waits for release.
 func (p *pausingStore) Table(name string) store.Table {
 	t := p.Store.Table(name)
 	if name != p.table {
 		return t
 	}
-	return &pausingTable{Table: t, p: p}
-}
-
-type pausingTable struct {
-	store.Table
-	p *pausingStore
-}
-
-func (t *pausingTable) Insert(ctx context.Context, e store.Entity) (store.ETag, error) {
-	t.p.once.Do(func() {
-		close(t.p.reached)
-		<-t.p.release
+	return storetest.WrapTable(t, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if c.EntityOp() == "Table.Insert" {
+			p.once.Do(func() {
+				close(p.reached)
+				<-p.release
+			})
+		}
+		return do(ctx)
 	})
-	return t.Table.Insert(ctx, e)
 }
 
 // TestUpsertAfterLaterDeleteLeavesNoOrphan: an upsert step finds no copy

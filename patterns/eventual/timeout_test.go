@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // hangingStore makes the first reads of one table hang until their
@@ -22,46 +23,42 @@ type hangingStore struct {
 	hung  atomic.Int64 // reads that hung
 }
 
+// Queue wraps the queue with storetest's kit: receives hang while the
+// store has hangs left and its table is "" (a store that hangs receives,
+// not reads).
 func (h *hangingStore) Queue(name string) store.Queue {
-	return hangingQueue{Queue: h.Store.Queue(name), s: h}
+	return storetest.WrapQueue(h.Store.Queue(name), func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if c.Op == "Queue.Get" && h.table == "" && h.hang() {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return do(ctx)
+	})
 }
 
-// hangingQueue makes receives hang while the store has hangs left and
-// its table is "" (a store that hangs receives, not reads).
-type hangingQueue struct {
-	store.Queue
-	s *hangingStore
-}
-
-func (q hangingQueue) Get(ctx context.Context, n int, visibility time.Duration) ([]store.Message, error) {
-	if q.s.table == "" && q.s.hangs.Add(-1) >= 0 {
-		q.s.hung.Add(1)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	return q.Queue.Get(ctx, n, visibility)
-}
-
+// Table wraps the table with storetest's kit, which keeps its typed lane:
+// point reads (Get or GetInto) hang while the store has hangs left.
 func (h *hangingStore) Table(name string) store.Table {
 	t := h.Store.Table(name)
 	if name != h.table {
 		return t
 	}
-	return hangingTable{Table: t, s: h}
+	return storetest.WrapTable(t, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		if c.EntityOp() == "Table.Get" && h.hang() {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return do(ctx)
+	})
 }
 
-type hangingTable struct {
-	store.Table
-	s *hangingStore
-}
-
-func (t hangingTable) Get(ctx context.Context, pk, rk string, opts *store.GetOptions) (store.Entity, error) {
-	if t.s.hangs.Add(-1) >= 0 {
-		t.s.hung.Add(1)
-		<-ctx.Done()
-		return store.Entity{}, ctx.Err()
+// hang takes one of the hangs left and counts it.
+func (h *hangingStore) hang() bool {
+	if h.hangs.Add(-1) >= 0 {
+		h.hung.Add(1)
+		return true
 	}
-	return t.Table.Get(ctx, pk, rk, opts)
+	return false
 }
 
 // TestHungRequestsAreAbandoned: a step whose request is never answered is
@@ -179,16 +176,18 @@ func TestStepTimeoutOption(t *testing.T) {
 // failingPeekQueue refuses every peek, counting them, and cancels the
 // test's context after 1,000 (a loop that never pauses).
 type failingPeekQueue struct {
-	store.Queue
 	peeks  *atomic.Int64
 	cancel context.CancelFunc
 }
 
-func (q failingPeekQueue) Peek(ctx context.Context, n int) ([]store.Message, error) {
+func (q failingPeekQueue) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+	if c.Op != "Queue.Peek" {
+		return do(ctx)
+	}
 	if q.peeks.Add(1) >= 1000 {
 		q.cancel()
 	}
-	return nil, store.Errorf(store.CodeServerBusy, 503, "peek refused")
+	return store.Errorf(store.CodeServerBusy, 503, "peek refused")
 }
 
 type failingPeekStore struct {
@@ -196,10 +195,9 @@ type failingPeekStore struct {
 	q failingPeekQueue
 }
 
+// Queue wraps the queue with storetest's kit.
 func (s failingPeekStore) Queue(name string) store.Queue {
-	q := s.q
-	q.Queue = s.Store.Queue(name)
-	return q
+	return storetest.WrapQueue(s.Store.Queue(name), s.q.hook)
 }
 
 // TestDrainPacesFailingPeeks: Drain looks at an empty queue once more
