@@ -60,8 +60,8 @@ func TestLostAnswersAreSettled(t *testing.T) {
 					t.Fatalf("Add: %v", err)
 				}
 				got, _ := mustRead(t, other).Int64s()
-				t.Logf("%s: %d writes sent (1 fault), %d head reads, counter %d of %d expected, unknown outcome %v",
-					b.Name, ft.writes, ft.n("get"), got[5], tc.want, errors.Is(err, store.ErrUnknownOutcome))
+				t.Logf("%s: %d writes sent (1 fault), %d head reads, counter %d of %d expected, unknown outcome %v: lost %d, duplicated %d",
+					b.Name, ft.writes, ft.n("get"), got[5], tc.want, errors.Is(err, store.ErrUnknownOutcome), max(tc.want-got[5], 0), max(got[5]-tc.want, 0))
 				if got[5] != tc.want {
 					t.Fatalf("counter %d, want %d: the add was lost or applied twice", got[5], tc.want)
 				}
