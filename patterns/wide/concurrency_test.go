@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -43,7 +44,7 @@ func checkWhole(v Properties) (string, error) {
 }
 
 // Writers that read the same version and write at once: exactly one
-// wins, the others get a ConflictError, and the stored value is the
+// wins, the others get a ConditionError, and the stored value is the
 // winner's, whole.
 func TestConcurrentWritersOneWins(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
@@ -76,7 +77,8 @@ func TestConcurrentWritersOneWins(t *testing.T) {
 					winner = w
 				case err == nil:
 					t.Fatalf("round %d: writers %d and %d both won", g, winner, w)
-				case errors.Is(err, ErrConflict) && errors.Is(err, store.ErrPreconditionFailed):
+				case etag != "" && errors.Is(err, partition.ErrChanged) && errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, partition.ErrConflict),
+					etag == "" && errors.Is(err, partition.ErrDuplicate) && errors.Is(err, store.ErrAlreadyExists) && !errors.Is(err, partition.ErrConflict):
 					conflicts++
 				default:
 					t.Fatalf("round %d, writer %d: %v", g, w, err)

@@ -36,7 +36,7 @@
 // base64 and escapes included); a value that does not is refused before
 // anything is sent (TooLargeError). Two writers of one value cannot both
 // commit on top of the same version: the header's If-Match refuses the
-// second (ConflictError). A write whose answer is lost is resolved by
+// second (ConditionError). A write whose answer is lost is resolved by
 // reading the header back: its list of writes tells whether the write
 // applied, and it is sent again, under the same condition, only while the
 // header shows it has not.

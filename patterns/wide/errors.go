@@ -4,15 +4,15 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
-// Sentinels for errors.Is.
+// Sentinels for errors.Is. A write refused because the value was not in
+// the state it was conditional on is a *ConditionError, which speaks the
+// patterns' vocabulary (package partition): partition.ErrConflict,
+// partition.ErrChanged or partition.ErrDuplicate.
 var (
-	// ErrConflict matches a ConflictError: the value was not in the state
-	// the write was conditional on (another writer changed it first, it
-	// exists already, or it does not exist).
-	ErrConflict = errors.New("wide: the value changed since it was read")
 	// ErrTooLarge matches a TooLargeError: the value does not fit one
 	// entity group transaction.
 	ErrTooLarge = errors.New("wide: the value does not fit one entity group transaction")
@@ -26,10 +26,20 @@ var (
 	ErrCorrupt = errors.New("wide: a row of the value is malformed")
 )
 
-// ConflictError reports a write refused because the value was not in the
-// state it was conditional on. Nothing was written. It matches ErrConflict
-// and store.ErrPreconditionFailed.
-type ConflictError struct {
+// ConditionError reports a write refused because the value was not in the
+// state it was conditional on. Nothing was written. What it matches says
+// what to do, by the write's condition (IfMatch):
+//
+//   - store.ETagAny: other writers got in during each attempt, a race:
+//     partition.ErrConflict; write again.
+//   - an ETag: the value changed or went away since it was read:
+//     partition.ErrChanged and store.ErrPreconditionFailed; read it again
+//     before deciding to write.
+//   - "" (a create): the value exists: partition.ErrDuplicate and
+//     store.ErrAlreadyExists; the same create fails again.
+//
+// Err holds the *store.Error of the refusal.
+type ConditionError struct {
 	Table, Partition, ID string
 	// IfMatch is the condition of the write: an ETag, store.ETagAny, or ""
 	// for a write that creates the value.
@@ -46,7 +56,7 @@ type ConflictError struct {
 }
 
 // Error says which state the value was in and what the write expected.
-func (e *ConflictError) Error() string {
+func (e *ConditionError) Error() string {
 	var what string
 	switch {
 	case e.IfMatch == "" && e.Current != "":
@@ -64,11 +74,20 @@ func (e *ConflictError) Error() string {
 }
 
 // Unwrap returns the refusal.
-func (e *ConflictError) Unwrap() error { return e.Err }
+func (e *ConditionError) Unwrap() error { return e.Err }
 
-// Is matches ErrConflict and store.ErrPreconditionFailed.
-func (e *ConflictError) Is(target error) bool {
-	return target == ErrConflict || target == store.ErrPreconditionFailed
+// Is matches the meaning of the refusal by the write's condition:
+// partition.ErrConflict under store.ETagAny, partition.ErrChanged and
+// store.ErrPreconditionFailed under an ETag, partition.ErrDuplicate and
+// store.ErrAlreadyExists for a create.
+func (e *ConditionError) Is(target error) bool {
+	switch e.IfMatch {
+	case store.ETagAny:
+		return target == partition.ErrConflict
+	case "":
+		return target == partition.ErrDuplicate || target == store.ErrAlreadyExists
+	}
+	return target == partition.ErrChanged || target == store.ErrPreconditionFailed
 }
 
 // TooLargeError reports a value that cannot be stored: split into rows
@@ -108,8 +127,10 @@ func (e *TooLargeError) Is(target error) bool {
 // UnknownError reports a write whose answer was lost and whose outcome
 // the package could not decide by reading the header back: the context
 // ended, the header could not be read, or more than History other writes
-// landed before it was. It matches store.ErrUnknownOutcome. The value is
-// whole either way: one version or the other, never a mix.
+// landed before it was. It matches store.ErrUnknownOutcome, the patterns'
+// unknown outcome (package partition), and nothing else. The value is
+// whole either way: one version or the other, never a mix; read it
+// (Read or Get) to learn which.
 type UnknownError struct {
 	Table, Partition, ID string
 	// Reason says why the outcome is still unknown.

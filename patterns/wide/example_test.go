@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/wide"
 	"github.com/tablekit/tablekit/store"
 )
@@ -83,7 +84,7 @@ func ExampleWide_Read() {
 
 // Two writers that read the same version: the header's If-Match lets one
 // write and refuses the other, which reads again.
-func ExampleConflictError() {
+func ExampleConditionError() {
 	ctx := context.Background()
 	st := memstore.New()
 	if err := st.CreateTable(ctx, "Docs"); err != nil {
@@ -103,7 +104,7 @@ func ExampleConflictError() {
 	_, errA := docs.Put(ctx, "team", "spec", &a, etag)
 	_, errB := docs.Put(ctx, "team", "spec", &b, etag)
 	fmt.Println("Alice:", errA)
-	fmt.Println("Bob conflicts:", errors.Is(errB, wide.ErrConflict), errors.Is(errB, store.ErrPreconditionFailed))
+	fmt.Println("Bob conflicts:", errors.Is(errB, partition.ErrChanged), errors.Is(errB, store.ErrPreconditionFailed))
 	got, _, err := docs.Get(ctx, "team", "spec")
 	if err != nil {
 		panic(err)

@@ -20,7 +20,7 @@ func TestLostAnswersAreResolved(t *testing.T) {
 	type want int
 	const (
 		ok       want = iota // the write reports success
-		conflict             // ConflictError: another write took its place
+		conflict             // ConditionError: another write took its place
 		unknown              // UnknownError: the header no longer tells
 	)
 	for _, tc := range []struct {
@@ -97,7 +97,7 @@ func TestLostAnswersAreResolved(t *testing.T) {
 				switch {
 				case err == nil:
 					got = ok
-				case errors.Is(err, ErrConflict):
+				case errors.As(err, new(*ConditionError)):
 					got = conflict
 				case errors.Is(err, store.ErrUnknownOutcome):
 					var ue *UnknownError

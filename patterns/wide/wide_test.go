@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -151,7 +152,7 @@ func TestDelete(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Delete(t.Context(), "p", "v", `W/"stale"`); !errors.Is(err, ErrConflict) || !errors.Is(err, store.ErrPreconditionFailed) {
+		if err := w.Delete(t.Context(), "p", "v", `W/"stale"`); !errors.Is(err, partition.ErrChanged) || !errors.Is(err, store.ErrPreconditionFailed) {
 			t.Fatalf("Delete with a stale ETag: %v", err)
 		}
 		if err := w.Delete(t.Context(), "p", "v", etag); err != nil {
@@ -166,7 +167,7 @@ func TestDelete(t *testing.T) {
 		if err := w.Delete(t.Context(), "p", "v", store.ETagAny); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("Delete of a deleted value: %v", err)
 		}
-		if _, err := w.Put(t.Context(), "p", "v", &v, etag); !errors.Is(err, ErrConflict) {
+		if _, err := w.Put(t.Context(), "p", "v", &v, etag); !errors.Is(err, partition.ErrChanged) {
 			t.Fatalf("Put on the deleted value's old ETag: %v", err)
 		}
 		v2 := counters(3, 5)
@@ -193,8 +194,8 @@ func TestConditions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ce *ConflictError
-		if _, err := w.Put(t.Context(), "p", "v", &v, ""); !errors.As(err, &ce) || ce.Current != first || !errors.Is(err, store.ErrPreconditionFailed) {
+		var ce *ConditionError
+		if _, err := w.Put(t.Context(), "p", "v", &v, ""); !errors.As(err, &ce) || ce.Current != first || !errors.Is(err, partition.ErrDuplicate) || !errors.Is(err, store.ErrAlreadyExists) {
 			t.Fatalf("second create: %v", err)
 		}
 		second, err := w.Put(t.Context(), "p", "v", &v, first)

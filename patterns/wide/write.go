@@ -18,10 +18,12 @@ import (
 // which T's etag field, if it has one, receives too.
 //
 // ifMatch is the ETag the value was read with (Put fails with a
-// ConflictError if it changed since), "" to create the value (a
-// ConflictError if it exists), or store.ETagAny to write whatever is
-// stored (Put then retries when another writer gets in between its read
-// of the header and its write, up to Options.Attempts times).
+// ConditionError matching partition.ErrChanged if it changed since), "" to
+// create the value (a ConditionError matching partition.ErrDuplicate if it
+// exists), or store.ETagAny to write whatever is stored (Put then retries
+// when another writer gets in between its read of the header and its
+// write, up to Options.Attempts times, then fails with a ConditionError
+// matching partition.ErrConflict).
 //
 // A value that cannot be split within the limits of one transaction (100
 // rows, a 4 MiB request) fails with a TooLargeError, and bad input (a nil
@@ -30,7 +32,7 @@ import (
 // limit, before any request; nothing is written then. A Put whose answer is
 // lost is resolved by reading the header back, never sent blindly again:
 // it returns the ETag if the write applied ("" when other writes have
-// landed on top of it since), a ConflictError if another write got in
+// landed on top of it since), a ConditionError if another write got in
 // first, and an UnknownError (store.ErrUnknownOutcome) only when that
 // cannot be told.
 //
@@ -98,7 +100,7 @@ func (w *Wide[T]) Put(ctx context.Context, pk, id string, v *T, ifMatch store.ET
 // and its header is replaced by a small marker that keeps the value's
 // version and its last writes, so that a later write's lost answer can
 // still be resolved exactly. A missing value is an error matching
-// store.ErrNotFound; a changed one a ConflictError. A lost answer is
+// store.ErrNotFound; a changed one a ConditionError. A lost answer is
 // resolved as for Put.
 func (w *Wide[T]) Delete(ctx context.Context, pk, id string, ifMatch store.ETag) error {
 	t, err := w.locate(pk, id)
@@ -395,7 +397,7 @@ func (w *Wide[T]) conflict(t *target, ifMatch, current store.ETag, attempts int,
 	if !errors.As(err, &se) {
 		se = refuse(store.CodeUpdateConditionNotSatisfied, 412, "%v", err)
 	}
-	return &ConflictError{Table: t.table, Partition: t.pk, ID: t.id, IfMatch: ifMatch, Current: current, Attempts: attempts, Err: se}
+	return &ConditionError{Table: t.table, Partition: t.pk, ID: t.id, IfMatch: ifMatch, Current: current, Attempts: attempts, Err: se}
 }
 
 func (w *Wide[T]) unknown(t *target, cause *store.Error, reason string) error {
