@@ -44,7 +44,7 @@ func (x *Table[T]) writeEventual(ctx context.Context, w write[T]) error {
 			if err != nil {
 				return err
 			}
-			if done, err := checkCur(&w, cur); err != nil {
+			if done, err := checkCur(x.name, &w, cur); err != nil {
 				return err
 			} else if done {
 				return errNothing
@@ -192,7 +192,7 @@ func (x *Table[T]) step(ctx context.Context, op eventual.Operation, s eventual.S
 		}
 		last = fmt.Errorf("entity (%q, %q) changed while its lists were updated", k.PartitionKey, k.RowKey)
 	}
-	return fmt.Errorf("indexentity: step of (%q, %q): %w: %w", k.PartitionKey, k.RowKey, ErrContention, last)
+	return contention(fmt.Sprintf("step of (%q, %q)", k.PartitionKey, k.RowKey), last)
 }
 
 // checkStep refuses a step no worker could run: before the entity's write
@@ -268,5 +268,5 @@ func (x *Table[T]) sync(ctx context.Context, ref listRef, k Key, want bool, vers
 		}
 		last = err
 	}
-	return sentAdd, fmt.Errorf("indexentity: %s kept changing: %w: %w", ref, ErrContention, last)
+	return sentAdd, contention(fmt.Sprintf("%s kept changing", ref), last)
 }

@@ -92,7 +92,8 @@ type Options struct {
 
 // ErrContention matches the error of a write that lost the race for an
 // index entity (or an entity partition) on every attempt it was allowed.
-// Nothing of it was applied.
+// Nothing of it was applied. Such an error matches partition.ErrConflict
+// too, the patterns' race to retry: try again later.
 var ErrContention = errors.New("indexentity: too many concurrent writers")
 
 // ErrCorrupt matches the error of a read that met an index entity or a

@@ -35,7 +35,7 @@ func (x *Table[T]) writeSame(ctx context.Context, w write[T]) error {
 			}
 			cur = c
 		}
-		if done, err := checkCur(&w, cur); done || err != nil {
+		if done, err := checkCur(x.name, &w, cur); done || err != nil {
 			return err
 		}
 		acts, err := x.sameActions(ctx, tl, &w, cur)
@@ -80,7 +80,7 @@ func (x *Table[T]) writeSame(ctx context.Context, w write[T]) error {
 			if errors.As(err, &se) {
 				c := *se
 				c.Index = -1
-				return &c
+				return refusal(x.name, &w, &c)
 			}
 			return err
 		}

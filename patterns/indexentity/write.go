@@ -2,10 +2,12 @@ package indexentity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -185,22 +187,32 @@ func getCur(ctx context.Context, tbl store.Table, pk, rk string) (*store.Entity,
 	return &cur, nil
 }
 
-// checkCur decides a write against the stored entity: the error of a
-// write that cannot apply (nothing is sent), or done for a delete of a
-// missing entity.
-func checkCur[T any](w *write[T], cur *store.Entity) (done bool, err error) {
+// checkCur decides a write against the stored entity of table: the error
+// of a write that cannot apply (nothing is sent: a
+// *partition.DuplicateError for an existing entity, a
+// *partition.ChangedError for one changed or gone since it was read), or
+// done for a delete of a missing entity.
+func checkCur[T any](table string, w *write[T], cur *store.Entity) (done bool, err error) {
+	row := partition.Row{Label: "entity", Index: -1, Kind: store.ActionInsert, RowKey: w.rk}
 	switch w.kind {
 	case wInsert:
 		if cur != nil {
-			return false, store.Errorf(store.CodeEntityAlreadyExists, 409, "indexentity: entity (%q, %q) exists already", w.pk, w.rk)
+			return false, &partition.DuplicateError{Table: table, Partition: w.pk, Row: row,
+				Err: client(store.CodeEntityAlreadyExists, 409, "indexentity: entity (%q, %q) exists already", w.pk, w.rk)}
 		}
 	case wUpdate, wDelete:
+		row.Kind = store.ActionUpdateReplace
+		if w.kind == wDelete {
+			row.Kind = store.ActionDelete
+		}
 		if cur == nil {
-			return false, store.Errorf(store.CodeResourceNotFound, 404, "indexentity: entity (%q, %q) does not exist", w.pk, w.rk)
+			return false, &partition.ChangedError{Table: table, Partition: w.pk, Row: row, Missing: true,
+				Err: client(store.CodeResourceNotFound, 404, "indexentity: entity (%q, %q) does not exist", w.pk, w.rk)}
 		}
 		if cur.ETag != w.etag {
-			return false, store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-				"indexentity: entity (%q, %q) changed since it was read (ETag %s, not %s)", w.pk, w.rk, cur.ETag, w.etag)
+			return false, &partition.ChangedError{Table: table, Partition: w.pk, Row: row,
+				Err: client(store.CodeUpdateConditionNotSatisfied, 412,
+					"indexentity: entity (%q, %q) changed since it was read (ETag %s, not %s)", w.pk, w.rk, cur.ETag, w.etag)}
 		}
 	case wDeleteKey:
 		if cur == nil {
@@ -210,7 +222,46 @@ func checkCur[T any](w *write[T], cur *store.Entity) (done bool, err error) {
 	return false, nil
 }
 
+// refusal maps the service's refusal of the entity's own action: an
+// existing entity is a *partition.DuplicateError, one changed or gone
+// since it was read a *partition.ChangedError; any other refusal is se.
+func refusal[T any](table string, w *write[T], se *store.Error) error {
+	row := partition.Row{Label: "entity", Index: -1, Kind: store.ActionInsert, RowKey: w.rk}
+	switch {
+	case w.kind == wInsert && se.Code == store.CodeEntityAlreadyExists:
+		return &partition.DuplicateError{Table: table, Partition: w.pk, Row: row, Err: se}
+	case (w.kind == wUpdate || w.kind == wDelete) && (se.Status == 412 || store.EntityNotFound(se)):
+		row.Kind = store.ActionUpdateReplace
+		if w.kind == wDelete {
+			row.Kind = store.ActionDelete
+		}
+		return &partition.ChangedError{Table: table, Partition: w.pk, Row: row, Missing: se.Status == 404, Err: se}
+	}
+	return se
+}
+
+// client is the package's own refusal, made before anything was sent.
+func client(code string, status int, format string, args ...any) *store.Error {
+	e := store.Errorf(code, status, format, args...)
+	e.Source = store.SourceClient
+	return e
+}
+
+// contention is the error of a write (or step) that lost the race on every
+// attempt: it matches ErrContention and partition.ErrConflict (a race:
+// nothing applied, try again later), never a changed row or a duplicate,
+// and carries the last refusal's *store.Error.
+func contention(what string, last error) error {
+	var se *store.Error
+	if errors.As(last, &se) {
+		last = se
+	} else {
+		last = fmt.Errorf("%w: %w", client(store.CodeUpdateConditionNotSatisfied, 412, "another writer changed the row first"), last)
+	}
+	return fmt.Errorf("indexentity: %s: %w (%w): %w", what, ErrContention, partition.ErrConflict, last)
+}
+
 // contended wraps the last conflict of a write that ran out of attempts.
 func (x *Table[T]) contended(w write[T], last error) error {
-	return fmt.Errorf("indexentity: %s of (%q, %q) lost to concurrent writers %d times: %w: %w", w.kind, w.pk, w.rk, x.o.Attempts, ErrContention, last)
+	return contention(fmt.Sprintf("%s of (%q, %q) lost to concurrent writers %d times", w.kind, w.pk, w.rk, x.o.Attempts), last)
 }
