@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -191,7 +193,7 @@ func (q *queryFlags) build() (store.Query, filter.Plan, error) {
 	if q.filter != "" {
 		f, err := filter.Parse(q.filter)
 		if err != nil {
-			return store.Query{}, filter.Plan{}, usagef("--filter: %s", filterMsg(err))
+			return store.Query{}, filter.Plan{}, usagef("--filter: %s%s", filterMsg(err), caret(q.filter, err))
 		}
 		conds = append(conds, f.Cond())
 	}
@@ -225,6 +227,21 @@ func (q *queryFlags) build() (store.Query, filter.Plan, error) {
 		return store.Query{}, filter.Plan{}, usagef("--top %d: must be positive", q.top)
 	}
 	return store.Query{Filter: text, Select: splitList(q.sel), Top: q.pageSize}, f.Plan(), nil
+}
+
+var offsetRE = regexp.MustCompile(`at offset (\d+)`)
+
+// caret shows where in the filter the parser stopped.
+func caret(text string, err error) string {
+	m := offsetRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	off, _ := strconv.Atoi(m[1])
+	if off > len(text) {
+		off = len(text)
+	}
+	return "\n  " + text + "\n  " + strings.Repeat(" ", len([]rune(text[:off]))) + "^"
 }
 
 // filterMsg shortens the parser's message for a person: the position and
