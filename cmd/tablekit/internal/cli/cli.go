@@ -118,9 +118,9 @@ type app struct {
 	ctx context.Context
 
 	// global flags
-	src     connFlags
-	output  string
-	quiet   bool
+	src    connFlags
+	output string
+	quiet  bool
 }
 
 func (a *app) root() *cobra.Command {

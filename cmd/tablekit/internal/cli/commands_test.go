@@ -42,7 +42,7 @@ func TestCommands(t *testing.T) {
 		b.run(t, 2, "", "merge", orders, "--data", `{"PartitionKey":"p1","RowKey":"r1","Status":"late"}`) // no ETag, no --force
 		b.run(t, 0, "", "put", orders, "--force", "--data", `{"PartitionKey":"p2","RowKey":"r1","N":1}`)
 		b.run(t, 2, "", "put", orders, "--data", `{"PartitionKey":"p2","RowKey":"r2","N":`) // not JSON
-		b.run(t, 2, "", "delete", orders, "p2", "r1")                                        // no ETag
+		b.run(t, 2, "", "delete", orders, "p2", "r1")                                       // no ETag
 		b.run(t, 0, "", "delete", orders, "p2", "r1", "--force")
 		b.run(t, 1, "", "get", orders, "p2", "r1")
 		if got := b.run(t, 0, "", "get", orders, "p1", "r1", "--select", "Status").lines(t)[0]; got["Status"] != "open" || got["odata.etag"] != etag2 {
@@ -81,8 +81,8 @@ func TestCommands(t *testing.T) {
 		for filter, kind := range map[string]string{
 			"PartitionKey eq 'c1' and RowKey eq 'o001'":                    "point query",
 			"PartitionKey eq 'c1' and RowKey ge 'o010' and RowKey lt 'o2'": "row range",
-			"PartitionKey eq 'c1'":                                          "partition scan",
-			"Total gt 5.0":                                                  "table scan",
+			"PartitionKey eq 'c1'":                                         "partition scan",
+			"Total gt 5.0":                                                 "table scan",
 		} {
 			if l := b.run(t, 0, "", "query", orders, "--filter", filter, "--plan").lines(t); l[0]["plan"] != kind {
 				t.Errorf("--plan %q: %v, want %s", filter, l, kind)
