@@ -12,6 +12,8 @@
 //	json       store a struct, slice or map as a JSON string (size-checked)
 //	large      the value may pass the property limits: patterns/large keeps it
 //	           in a blob when it does (see LargeFields)
+//	encrypt    the property is encrypted on the client: EncryptedProperties
+//	           lists such properties for package encryption's tables
 //	extra      a map[string]any that keeps the properties the struct does not
 //	           know, so that replacing an entity never deletes them
 //

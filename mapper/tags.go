@@ -14,6 +14,8 @@ type tagOptions struct {
 	json      bool
 	// large: the value may pass the property limits (see large.go).
 	large bool
+	// encrypt: the property is encrypted on the client (see encrypt.go).
+	encrypt bool
 }
 
 // role is what a field stands for in an entity.
@@ -70,6 +72,9 @@ func parseTag(tag string) (tagOptions, error) {
 		case "large":
 			o.large = true
 			continue
+		case "encrypt":
+			o.encrypt = true
+			continue
 		case "pk":
 			r = rolePK
 		case "rk":
@@ -83,7 +88,7 @@ func parseTag(tag string) (tagOptions, error) {
 		case "":
 			continue
 		default:
-			return o, fmt.Errorf("unknown tag option %q (want omitempty, pk, rk, etag, timestamp, json, large or extra)", opt)
+			return o, fmt.Errorf("unknown tag option %q (want omitempty, pk, rk, etag, timestamp, json, large, encrypt or extra)", opt)
 		}
 		if o.role != roleProp && o.role != r {
 			return o, fmt.Errorf("tag options %q and %q conflict: a field has one role", o.role, r)
@@ -98,6 +103,12 @@ func parseTag(tag string) (tagOptions, error) {
 	}
 	if o.large && o.role != roleProp {
 		return o, fmt.Errorf("tag option large cannot go with %q: only a property's value can be large", o.role)
+	}
+	if o.encrypt && o.role != roleProp {
+		return o, fmt.Errorf("tag option encrypt cannot go with %q: only a property's value is encrypted", o.role)
+	}
+	if o.encrypt && o.large {
+		return o, fmt.Errorf("tag options encrypt and large conflict: a value kept in a blob would not be encrypted")
 	}
 	return o, nil
 }
