@@ -37,7 +37,7 @@ func ExampleTable_Find() {
 	// Output:
 	// before the worker, not found: true
 	// emp_000223 Ann Sales 1 <nil>
-	// xindex: email "jonesj@contoso.com" is taken by ("Sales", "emp_000223") (partition "email_Sales")
+	// partition "email_Sales" of table Employees: email "jonesj@contoso.com" is taken by ("Sales", "emp_000223"): EntityAlreadyExists (409): xindex: row ("email_Sales", "email !jonesj@contoso.2Ecom") of table Employees exists, another entity's
 }
 
 // FindFresh reads the entity behind a copy and tells whether the copy was
