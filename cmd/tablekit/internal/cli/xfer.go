@@ -107,6 +107,7 @@ func (a *app) importCmd() *cobra.Command {
 	var formatFlag, mode, checkpoint, unknown string
 	var check, create bool
 	var parallel, chunk int
+	var pace time.Duration
 	c := &cobra.Command{Use: "import TABLE [FILE]", Short: "Import JSON lines or CSV through the bulk writer, resumable", Args: nArgs(1, 2),
 		Long: `Import reads every line of FILE (or standard input) and checks each entity
 with the service's rules before writing anything: a bad line stops the import
@@ -204,7 +205,7 @@ the --unknown file, for 'tablekit settle'.`,
 			cn.dirty = true
 			rep, err := transfer.Import(cmd.Context(), cn.st.Table(args[0]), recs, transfer.ImportOptions{
 				Mode: mode, Chunk: chunk, Parallel: parallel, Checkpoint: cp, Flush: cn.flush(cmd.Context()),
-				Unknown: uw, Progress: bar.set,
+				Unknown: uw, Progress: bar.set, Pace: pace,
 			})
 			bar.done()
 			serr := cn.save(context.WithoutCancel(cmd.Context()))
@@ -233,6 +234,7 @@ the --unknown file, for 'tablekit settle'.`,
 	c.Flags().BoolVar(&create, "create", false, "create the table if it does not exist")
 	c.Flags().IntVar(&parallel, "parallel", 8, "partitions written at once")
 	c.Flags().IntVar(&chunk, "chunk", 10000, "input lines a chunk: the unit of the checkpoint with the partition")
+	c.Flags().DurationVar(&pace, "pace", 0, "pause this long before each batch, to spare a busy account (e.g. 20ms)")
 	return c
 }
 

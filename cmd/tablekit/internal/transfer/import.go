@@ -46,6 +46,25 @@ type ImportOptions struct {
 	Progress   func(done int)
 	// CommitEvery is the longest time between checkpoint records (default 500 ms).
 	CommitEvery time.Duration
+	// Pace is a pause before each transaction, to spare a busy account.
+	Pace time.Duration
+}
+
+// pacedTable pauses before each transaction.
+type pacedTable struct {
+	store.Table
+	pace time.Duration
+}
+
+func (p pacedTable) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
+	t := time.NewTimer(p.pace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, store.CheckContext(ctx)
+	case <-t.C:
+	}
+	return p.Table.Transact(ctx, actions)
 }
 
 // Failure is one write that was certainly not applied.
@@ -103,6 +122,9 @@ func Import(ctx context.Context, t store.Table, recs []entityio.Record, o Import
 	}
 	if o.CommitEvery <= 0 {
 		o.CommitEvery = 500 * time.Millisecond
+	}
+	if o.Pace > 0 {
+		t = pacedTable{t, o.Pace}
 	}
 	rep := ImportReport{Total: len(recs), FirstLine: -1}
 	com := &committer{cp: o.Checkpoint, flush: o.Flush}
