@@ -96,4 +96,3 @@ func BenchmarkEncryptInterleaved(b *testing.B) {
 		b.Logf("%s\n%s", bc.name, rep.Table())
 	}
 }
-

@@ -70,6 +70,7 @@ var knownImports = map[string]string{
 	"azcore":     "github.com/Azure/azure-sdk-for-go/sdk/azcore",
 	"azidentity": "github.com/Azure/azure-sdk-for-go/sdk/azidentity",
 	"keys":       module + "/keys",
+	"encryption": module + "/encryption",
 	"mapper":     module + "/mapper",
 	"memstore":   module + "/memstore",
 	"store":      module + "/store",
