@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -32,6 +33,9 @@ type Env struct {
 	// Credential makes the credential of --account (azidentity's default
 	// credential when nil).
 	Credential func() (azcore.TokenCredential, error)
+	// Transport replaces the HTTP client of the Azure backend (tests: a
+	// TLS server on loopback).
+	Transport policy.Transporter
 	// StdoutTerminal and StderrTerminal override terminal detection
 	// (nil: detect on *os.File).
 	StdoutTerminal, StderrTerminal *bool

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -99,7 +98,7 @@ func (a *app) open(ctx context.Context, c *connFlags) (*conn, error) {
 		}
 		return &conn{st: st, local: cf.local, label: "local " + cf.local}, nil
 	case cf.conn != "":
-		st, err := azstore.NewFromConnectionString(cf.conn, nil)
+		st, err := azstore.NewFromConnectionString(cf.conn, &azstore.Options{Transport: a.env.Transport})
 		if err != nil {
 			return nil, fmt.Errorf("the connection string is not usable: %v", err)
 		}
@@ -112,7 +111,7 @@ func (a *app) open(ctx context.Context, c *connFlags) (*conn, error) {
 		if u.RawQuery == "" {
 			return nil, usagef("--%ssas-url: the URL has no SAS query (?sv=...&sig=...)", c.prefix)
 		}
-		st, err := azstore.NewFromSASURL(azstore.Endpoints{Table: cf.sasURL}, nil)
+		st, err := azstore.NewFromSASURL(azstore.Endpoints{Table: cf.sasURL}, &azstore.Options{Transport: a.env.Transport})
 		if err != nil {
 			return nil, fmt.Errorf("--%ssas-url: %v", c.prefix, redact(err.Error(), u.RawQuery))
 		}
@@ -122,10 +121,7 @@ func (a *app) open(ctx context.Context, c *connFlags) (*conn, error) {
 		if cf.endpoint != "" {
 			eps = azstore.Endpoints{Table: cf.endpoint}
 		}
-		opts := &azstore.Options{}
-		if u, err := url.Parse(eps.Table); err == nil && u.Scheme == "http" && isLoopback(u.Hostname()) {
-			opts.InsecureAllowCredentialWithHTTP = true // an emulator or test server on this machine
-		}
+		opts := &azstore.Options{Transport: a.env.Transport}
 		newCred := a.env.Credential
 		if newCred == nil {
 			newCred = func() (azcoreCred, error) { return azidentity.NewDefaultAzureCredential(nil) }
@@ -157,14 +153,6 @@ func checkAccountName(s string) error {
 		}
 	}
 	return nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func redact(s, secret string) string {
