@@ -30,6 +30,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/store"
@@ -88,6 +89,14 @@ type Options struct {
 	// queues, azblobs.Service() for blobs. Without them the store's Queue
 	// and Container handles fail with an error saying how to add them.
 	Services []Service
+	// PerRetryPolicies run in azcore's pipeline on each try of every
+	// request, retries included, after azstore's own.
+	PerRetryPolicies []policy.Policy
+	// TracingProvider, when set, makes azcore trace each HTTP request as
+	// a span, a child of the span in the request's context (store/tkotel's
+	// AzureProvider adapts an OpenTelemetry TracerProvider). Nil traces
+	// nothing.
+	TracingProvider tracing.Provider
 }
 
 // FastTransport returns azstore's own HTTP/1.1 transport, for
@@ -129,9 +138,28 @@ var _ store.Store = (*Store)(nil)
 
 func clientOptions(o *Options) azcore.ClientOptions {
 	if o == nil {
-		return azbase.ClientOptions(nil, policy.RetryOptions{}, false)
+		co := azbase.ClientOptions(nil, policy.RetryOptions{}, false)
+		co.PerRetryPolicies = []policy.Policy{tryPolicy{}}
+		return co
 	}
-	return azbase.ClientOptions(o.Transport, o.Retry, o.InsecureAllowCredentialWithHTTP)
+	co := azbase.ClientOptions(o.Transport, o.Retry, o.InsecureAllowCredentialWithHTTP)
+	co.PerRetryPolicies = append([]policy.Policy{tryPolicy{}}, o.PerRetryPolicies...)
+	co.TracingProvider = o.TracingProvider
+	return co
+}
+
+// tryPolicy reports each try of a request to the instrumentation of its
+// context (store.ReportTry): the answer's status, or 0 for none.
+type tryPolicy struct{}
+
+func (tryPolicy) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	status := 0
+	if err == nil && resp != nil {
+		status = resp.StatusCode
+	}
+	store.ReportTry(req.Raw().Context(), status)
+	return resp, err
 }
 
 // tableOptions adds the request rewrites of policy.go.
