@@ -200,10 +200,16 @@ func NewBulkWriter(t Table, opts BulkOptions) *BulkWriter {
 // *BulkError that counts the failures and wraps the first one (and the
 // context's error, if it stopped the work), or an *Error naming a bad
 // option, in which case nothing was sent and the result is empty.
-func (w *BulkWriter) Write(ctx context.Context, actions []Action) (BulkResult, error) {
+func (w *BulkWriter) Write(ctx context.Context, actions []Action) (res BulkResult, err error) {
 	if ctx == nil {
 		return BulkResult{}, CheckContext(ctx)
 	}
+	ctx, fin := Observe(ctx, w.table, Operation{Name: "store.Bulk", Table: nameOf(w.table), Batch: len(actions)})
+	defer func() { fin.Finish(err, res.Written) }()
+	return w.write(ctx, actions)
+}
+
+func (w *BulkWriter) write(ctx context.Context, actions []Action) (BulkResult, error) {
 	opts, err := w.opts.resolve()
 	if err != nil {
 		return BulkResult{}, err

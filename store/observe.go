@@ -60,18 +60,46 @@ func ObserverOf(v any) Observer {
 	return nil
 }
 
+// nameOf is the name of t, or "" for a nil table.
+func nameOf(t Table) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name()
+}
+
 type nopFinisher struct{}
 
 func (nopFinisher) Finish(error, int) {}
 
-// Observe starts op on the Observer of v (ObserverOf) and returns the
-// context to run it in and its Finisher. Without an Observer it returns
-// ctx and a Finisher that does nothing, at the cost of one type check.
+// Observe starts op on the Observer of v (ObserverOf), or else on the
+// Observer of ctx (WithObserver), and returns the context to run it in and
+// its Finisher. Without an Observer it returns ctx and a Finisher that
+// does nothing, at the cost of a type check and, once an Observer was put
+// in some context, a context lookup.
 func Observe(ctx context.Context, v any, op Operation) (context.Context, Finisher) {
 	if o := ObserverOf(v); o != nil {
 		return o.Start(ctx, op)
 	}
+	if ctxObservers.Load() {
+		if o, _ := ctx.Value(observerKey{}).(Observer); o != nil {
+			return o.Start(ctx, op)
+		}
+	}
 	return ctx, nopFinisher{}
+}
+
+// ctxObservers is set once an Observer was put in a context.
+var ctxObservers atomic.Bool
+
+type observerKey struct{}
+
+// WithObserver returns ctx carrying o, for the operations a backend
+// starts below a wrapper on tables of its own (the read-back of a lost
+// answer, Settle): Observe finds o there when the table has none.
+func WithObserver(ctx context.Context, o Observer) context.Context {
+	ctxObservers.Store(true)
+	return context.WithValue(ctx, observerKey{}, o)
 }
 
 // Try is one request a backend sent to the service: one HTTP request,

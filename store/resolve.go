@@ -66,7 +66,13 @@ const resolveParallel = 8
 // service: a NotApplied answer is true of the moment of the read. The
 // backends call Resolve only once the request has ended (an answer, an
 // error, or a closed connection).
-func Resolve(ctx context.Context, t Table, actions []Action) (Resolution, []ActionResult, error) {
+func Resolve(ctx context.Context, t Table, actions []Action) (res Resolution, results []ActionResult, err error) {
+	ctx, fin := Observe(ctx, t, Operation{Name: "store.Resolve", Table: nameOf(t), Batch: len(actions)})
+	defer func() { fin.Finish(err, 0) }()
+	return resolve(ctx, t, actions)
+}
+
+func resolve(ctx context.Context, t Table, actions []Action) (Resolution, []ActionResult, error) {
 	if len(actions) == 0 {
 		return Unresolved, nil, invalid("resolve: no actions")
 	}
@@ -204,7 +210,13 @@ func SameValue(a, b any) bool {
 // ErrTransient, not ErrUnknownOutcome); otherwise cause unchanged, its
 // message extended with why the read-back did not decide. Backends call it
 // for every write whose answer was lost.
-func Settle(ctx context.Context, t Table, actions []Action, cause error) ([]ActionResult, error) {
+func Settle(ctx context.Context, t Table, actions []Action, cause error) (results []ActionResult, err error) {
+	ctx, fin := Observe(ctx, t, Operation{Name: "store.Settle", Table: nameOf(t), Batch: len(actions)})
+	defer func() { fin.Finish(err, 0) }()
+	return settle(ctx, t, actions, cause)
+}
+
+func settle(ctx context.Context, t Table, actions []Action, cause error) ([]ActionResult, error) {
 	res, results, err := Resolve(ctx, t, actions)
 	switch res {
 	case Applied:
