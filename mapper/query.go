@@ -42,6 +42,9 @@ func (r *Repository[T]) query(ctx context.Context, where Cond[T]) iter.Seq2[T, e
 			return
 		}
 		q.Top = r.opts.pageSize
+		ctx, fin := store.Observe(ctx, r.table, store.Operation{Name: "mapper.Query", Table: tableName(r.table)})
+		n := 0
+		defer func() { fin.Finish(err, n) }()
 		var rows []Row[T]
 		for {
 			var cont string
@@ -50,6 +53,7 @@ func (r *Repository[T]) query(ctx context.Context, where Cond[T]) iter.Seq2[T, e
 				yield(zero, err)
 				return
 			}
+			n += len(rows)
 			for i := range rows {
 				if !yield(rows[i].Value, rows[i].Err) {
 					return
@@ -95,8 +99,9 @@ func (r *Repository[T]) QueryPage(ctx context.Context, token string, size int, w
 	return r.queryPage(ctx, token, size, and(where))
 }
 
-func (r *Repository[T]) queryPage(ctx context.Context, token string, size int, where Cond[T]) (Page[T], error) {
-	var p Page[T]
+func (r *Repository[T]) queryPage(ctx context.Context, token string, size int, where Cond[T]) (p Page[T], err error) {
+	ctx, fin := store.Observe(ctx, r.table, store.Operation{Name: "mapper.QueryPage", Table: tableName(r.table)})
+	defer func() { fin.Finish(err, len(p.Items)) }()
 	q, err := r.storeQuery(where)
 	if err != nil {
 		return p, err

@@ -209,7 +209,34 @@ func (r *Repository[T]) Upsert(ctx context.Context, v *T, mode store.UpdateMode)
 // update carry v's ETag as If-Match (else If-Match *). Over a typed table
 // the struct is written straight into the backend's request; otherwise it
 // becomes a store.Entity first.
-func (r *Repository[T]) write(ctx context.Context, kind store.ActionKind, v *T, conditional bool) error {
+func (r *Repository[T]) write(ctx context.Context, kind store.ActionKind, v *T, conditional bool) (err error) {
+	ctx, fin := store.Observe(ctx, r.table, store.Operation{Name: writeName(kind), Table: tableName(r.table)})
+	defer func() { fin.Finish(err, 0) }()
+	return r.send(ctx, kind, v, conditional)
+}
+
+// writeName names a repository write for the instrumentation.
+func writeName(kind store.ActionKind) string {
+	switch kind {
+	case store.ActionInsert:
+		return "mapper.Insert"
+	case store.ActionUpsertMerge, store.ActionUpsertReplace:
+		return "mapper.Upsert"
+	case store.ActionDelete:
+		return "mapper.Delete"
+	}
+	return "mapper.Update"
+}
+
+// tableName is t's name, or "" for none.
+func tableName(t store.Table) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name()
+}
+
+func (r *Repository[T]) send(ctx context.Context, kind store.ActionKind, v *T, conditional bool) error {
 	if r.typed == nil {
 		return r.writeEntity(ctx, kind, v, conditional)
 	}
@@ -290,7 +317,9 @@ func (r *Repository[T]) writeEntity(ctx context.Context, kind store.ActionKind, 
 
 // Delete removes the entity of *v if it still has the ETag held in v's
 // etag field. A stale ETag is an error matching store.ErrPreconditionFailed.
-func (r *Repository[T]) Delete(ctx context.Context, v *T) error {
+func (r *Repository[T]) Delete(ctx context.Context, v *T) (err error) {
+	ctx, fin := store.Observe(ctx, r.table, store.Operation{Name: "mapper.Delete", Table: tableName(r.table)})
+	defer func() { fin.Finish(err, 0) }()
 	_, rv, err := r.encodeKeys(v)
 	if err != nil {
 		return err
@@ -307,10 +336,12 @@ func (r *Repository[T]) Delete(ctx context.Context, v *T) error {
 }
 
 // DeleteKey removes the entity with keys (pk, rk) whatever its version.
-func (r *Repository[T]) DeleteKey(ctx context.Context, pk, rk string) error {
+func (r *Repository[T]) DeleteKey(ctx context.Context, pk, rk string) (err error) {
 	if r.err != nil {
 		return r.err
 	}
+	ctx, fin := store.Observe(ctx, r.table, store.Operation{Name: "mapper.Delete", Table: tableName(r.table)})
+	defer func() { fin.Finish(err, 0) }()
 	return r.table.Delete(ctx, pk, rk, store.ETagAny)
 }
 
