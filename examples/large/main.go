@@ -58,7 +58,7 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer, st store.Store, table, container string) (err error) {
-	docs, err := large.New[Doc](st, table, container, large.Options{Compress: true})
+	docs, err := large.New[Doc](st, table, container, &large.Options{Compress: true})
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table, container stri
 	fmt.Fprintln(w, "an update with the ETag read before that: refused (412), nothing written")
 
 	// A writer crashes after its blob put, before its entity write.
-	crashing, err := large.New[Doc](&crashStore{Store: st}, table, container, large.Options{})
+	crashing, err := large.New[Doc](&crashStore{Store: st}, table, container, nil)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table, container stri
 		return err
 	}
 	fmt.Fprintf(w, "sweep now: young %d, removed %d (the grace period protects writes in flight)\n", rep.Young, rep.Removed)
-	later, err := large.New[Doc](st, table, container, large.Options{Now: func() time.Time { return time.Now().Add(2 * large.DefaultGrace) }})
+	later, err := large.New[Doc](st, table, container, &large.Options{Now: func() time.Time { return time.Now().Add(2 * large.DefaultGrace) }})
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table, container stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := large.New[Doc](st, table, container, large.Options{Attempts: 50})
+			s, err := large.New[Doc](st, table, container, &large.Options{Attempts: 50})
 			if err != nil {
 				errs <- err
 				return

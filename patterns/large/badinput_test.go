@@ -77,7 +77,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		refused(t, "a key with a slash", err, store.CodeOutOfRangeInput, `"a/b"`)
 
 		// Properties that are not large, over 1 MiB together.
-		ws, err := New[Wide](cnt, e.table, e.container, Options{Random: seeded()})
+		ws, err := New[Wide](cnt, e.table, e.container, &Options{Random: seeded()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		}
 
 		// A missing container: the first blob put fails; no entity.
-		gone, err := New[Doc](b.Store, e.table, "no-such-container-large", Options{Random: seeded()})
+		gone, err := New[Doc](b.Store, e.table, "no-such-container-large", &Options{Random: seeded()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,15 +134,18 @@ func TestNewRefuses(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"no large field", func() error { _, err := New[NoLarge](st, "Docs", "docs", Options{}); return err }(), "no field tagged large"},
-		{"bad table", func() error { _, err := New[Doc](st, "a", "docs", Options{}); return err }(), "table"},
-		{"bad container", func() error { _, err := New[Doc](st, "Docs", "Docs", Options{}); return err }(), "container"},
-		{"threshold", func() error { _, err := New[Doc](st, "Docs", "docs", Options{Threshold: MaxThreshold + 1}); return err }(), "Threshold"},
+		{"no large field", func() error { _, err := New[NoLarge](st, "Docs", "docs", nil); return err }(), "no field tagged large"},
+		{"bad table", func() error { _, err := New[Doc](st, "a", "docs", nil); return err }(), "table"},
+		{"bad container", func() error { _, err := New[Doc](st, "Docs", "Docs", nil); return err }(), "container"},
+		{"threshold", func() error {
+			_, err := New[Doc](st, "Docs", "docs", &Options{Threshold: MaxThreshold + 1})
+			return err
+		}(), "Threshold"},
 		{"budget", func() error {
-			_, err := New[Doc](st, "Docs", "docs", Options{EntityBudget: store.MaxEntitySize + 1})
+			_, err := New[Doc](st, "Docs", "docs", &Options{EntityBudget: store.MaxEntitySize + 1})
 			return err
 		}(), "EntityBudget"},
-		{"unmappable", func() error { _, err := New[Plain](st, "Docs", "docs", Options{}); return err }(), "pk"},
+		{"unmappable", func() error { _, err := New[Plain](st, "Docs", "docs", nil); return err }(), "pk"},
 	} {
 		if c.err == nil || !errors.Is(c.err, store.ErrInvalidInput) || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: %v, want an invalid-input error naming %s", c.name, c.err, c.want)

@@ -38,11 +38,11 @@ const benchValue = 100_000
 // of its title, which reads no blob.
 func readCases(b *testing.B, st store.Store, table, container string) (interleave.Case, []interleave.Case) {
 	ctx := context.Background()
-	par, err := New[scans](st, table, container, Options{})
+	par, err := New[scans](st, table, container, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	seq, _ := New[scans](st, table, container, Options{Parallel: 1})
+	seq, _ := New[scans](st, table, container, &Options{Parallel: 1})
 	if err := par.Create(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 //		Scan   []byte `table:",large"`
 //	}
 //
-//	docs, err := large.New[Doc](st, "Docs", "docs", large.Options{Compress: true})
+//	docs, err := large.New[Doc](st, "Docs", "docs", &large.Options{Compress: true})
 //	err = docs.Create(ctx)                                 // table and container
 //	err = docs.Put(ctx, &d)                                // blobs first, then the entity
 //	d, err := docs.Get(ctx, "inbox", "d1")                 // entity, then its blobs in parallel

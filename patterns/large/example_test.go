@@ -24,7 +24,7 @@ type Doc struct {
 func ExampleStore_Put() {
 	ctx := context.Background()
 	st := memstore.New()
-	docs, err := large.New[Doc](st, "Docs", "docs", large.Options{Compress: true})
+	docs, err := large.New[Doc](st, "Docs", "docs", &large.Options{Compress: true})
 	if err != nil {
 		panic(err)
 	}
@@ -53,7 +53,7 @@ func ExampleStore_Put() {
 func ExampleStore_GetFields() {
 	ctx := context.Background()
 	st := memstore.New()
-	docs, _ := large.New[Doc](st, "Docs", "docs", large.Options{})
+	docs, _ := large.New[Doc](st, "Docs", "docs", nil)
 	_ = docs.Create(ctx)
 	_ = docs.Put(ctx, &Doc{Folder: "inbox", ID: "report", Title: "Q3", Body: strings.Repeat("x", 200_000)})
 
@@ -70,7 +70,7 @@ func ExampleStore_GetFields() {
 func ExampleStore_Sweep() {
 	ctx := context.Background()
 	st := memstore.New()
-	docs, _ := large.New[Doc](st, "Docs", "docs", large.Options{})
+	docs, _ := large.New[Doc](st, "Docs", "docs", nil)
 	_ = docs.Create(ctx)
 	_ = docs.Put(ctx, &Doc{Folder: "inbox", ID: "a", Body: strings.Repeat("a", 100_000)})
 	// A writer that crashed after its blob put and before its entity
@@ -84,7 +84,7 @@ func ExampleStore_Sweep() {
 	fmt.Println("now:", rep)
 
 	// A sweeper running two hours later; a dry run first, then for real.
-	later, _ := large.New[Doc](st, "Docs", "docs", large.Options{Now: func() time.Time { return time.Now().Add(2 * time.Hour) }})
+	later, _ := large.New[Doc](st, "Docs", "docs", &large.Options{Now: func() time.Time { return time.Now().Add(2 * time.Hour) }})
 	rep, _ = later.Sweep(ctx, large.SweepOptions{})
 	fmt.Println("dry run:", rep, rep.Orphans)
 	rep, _ = later.Sweep(ctx, large.SweepOptions{Remove: true})
@@ -98,7 +98,7 @@ func ExampleStore_Sweep() {
 func ExampleBlobError() {
 	ctx := context.Background()
 	st := memstore.New()
-	docs, _ := large.New[Doc](st, "Docs", "docs", large.Options{})
+	docs, _ := large.New[Doc](st, "Docs", "docs", nil)
 	_ = docs.Create(ctx)
 	_ = docs.Put(ctx, &Doc{Folder: "inbox", ID: "a", Title: "kept", Body: strings.Repeat("a", 100_000)})
 	// Someone empties the container behind the package's back.

@@ -91,7 +91,7 @@ func (e *env) store(t *testing.T, st store.Store, o Options) *Store[Doc] {
 	if o.Sleep == nil {
 		o.Sleep = func(context.Context, time.Duration) error { return nil }
 	}
-	s, err := New[Doc](st, e.table, e.container, o)
+	s, err := New[Doc](st, e.table, e.container, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

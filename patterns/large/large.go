@@ -38,7 +38,8 @@ const (
 // in the entity anyway.
 const MaxThreshold = 64 * 1024
 
-// Options configure a Store. The zero value is the defaults.
+// Options tune a Store; a nil *Options, and every zero field, takes the
+// default written beside the field.
 type Options struct {
 	// Threshold is the size, in bytes as the service counts them (2 per
 	// UTF-16 unit of a string, 1 per byte of binary), above which a large
@@ -105,8 +106,10 @@ type Store[T any] struct {
 
 // New returns the Store of T over table and container of st. T must have
 // at least one field tagged large (`table:"Body,large"`; see mapper). New
-// does no I/O; Create makes the table and the container.
-func New[T any](st store.Store, table, container string, opts Options) (*Store[T], error) {
+// does no I/O; Create makes the table and the container. opts may be nil
+// for the defaults; a bad value of opts is refused with an error matching
+// store.ErrInvalidInput that names the field and its limit.
+func New[T any](st store.Store, table, container string, opts *Options) (*Store[T], error) {
 	if st == nil {
 		return nil, refuse("no store")
 	}
@@ -128,7 +131,10 @@ func New[T any](st store.Store, table, container string, opts Options) (*Store[T
 	if err != nil {
 		return nil, err
 	}
-	o := opts
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
 	switch {
 	case o.Threshold < 0 || o.Threshold > MaxThreshold:
 		return nil, refuse("Options.Threshold %d: want 0 (the default) to %d", o.Threshold, MaxThreshold)

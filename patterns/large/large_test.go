@@ -143,7 +143,7 @@ func TestEntityBudget(t *testing.T) {
 	}
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		e := newEnv(t, b)
-		s, err := New[Wide](b.Store, e.table, e.container, Options{Threshold: MaxThreshold, EntityBudget: 100_000, Random: seeded()})
+		s, err := New[Wide](b.Store, e.table, e.container, &Options{Threshold: MaxThreshold, EntityBudget: 100_000, Random: seeded()})
 		if err != nil {
 			t.Fatal(err)
 		}

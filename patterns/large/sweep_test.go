@@ -192,7 +192,7 @@ func TestSweepKeepsOtherKindsBlobs(t *testing.T) {
 		e := newEnv(t, b)
 		ctx := t.Context()
 		docs := e.store(t, nil, Options{})
-		atts, err := New[Attachment](b.Store, e.table, e.container, Options{Random: seeded()})
+		atts, err := New[Attachment](b.Store, e.table, e.container, &Options{Random: seeded()})
 		if err != nil {
 			t.Fatal(err)
 		}
