@@ -144,6 +144,11 @@ const table = "Orders"
 // (nil: none can be injected, the fault steps are skipped).
 func run(t *testing.T, st store.Store, inject func(memstore.Operation, ...error)) {
 	t.Helper()
+	runOn(t, st, table, inject)
+}
+
+func runOn(t *testing.T, st store.Store, table string, inject func(memstore.Operation, ...error)) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := st.CreateTableIfNotExists(ctx, table); err != nil {
 		t.Fatal(err)
