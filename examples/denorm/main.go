@@ -159,9 +159,10 @@ func run(ctx context.Context, w io.Writer, st store.Store, suffix string) (err e
 	if err := show("Don moves to Support with a new phone"); err != nil {
 		return err
 	}
-	// Another lead for Don's team is refused: a target has one source.
+	// Another lead for Don's team is refused: a target has one source. It
+	// is a conflict of the data, not a race: retrying cannot help.
 	err = d.Insert(ctx, &Employee{Unit: "Sales", ID: "emp_000124", Name: "Ann Ray", Leads: "team_east"})
-	var ce *denorm.ConflictError
+	var ce *denorm.OtherSourceError
 	fmt.Fprintf(w, "Ann as lead of team east: refused %v (%v)\n", errors.As(err, &ce), err)
 	if err := d.Delete(ctx, don); err != nil {
 		return err

@@ -21,7 +21,7 @@ Don moves to Support with a new phone:
   department Sales   budget 250000, manager "" ""
   department Support budget  90000, manager "Don Hall" "555-0199"
   team east, region East, lead "Don Hall"
-Ann as lead of team east: refused true (denorm: relation lead: target Staff%[1]s ("Sales", "team_east") holds the copy of ("Sales", "emp_000123"), which still maps to it; ("Sales", "emp_000124") maps to it too: change one of them)
+Ann as lead of team east: refused true (denorm: relation lead: target Staff%[1]s ("Sales", "team_east") holds the copy of ("Sales", "emp_000123"), which still maps to it; ("Sales", "emp_000124") maps to it too: do not retry, change one of them)
 Don leaves:
   department Sales   budget 250000, manager "" ""
   department Support budget  90000, manager "" ""

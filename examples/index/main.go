@@ -24,6 +24,7 @@ import (
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -134,9 +135,9 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	// Ken takes Ann's email: refused, nothing written.
 	ken := people[2]
 	ken.Email = "ann@contoso.com"
-	var dup *index.DuplicateError
+	var dup *partition.DuplicateError
 	if err := staff.Update(ctx, ken); errors.As(err, &dup) {
-		fmt.Fprintf(w, "Ken to %s: refused, %s %q is taken\n", ken.Email, dup.Index, dup.Value)
+		fmt.Fprintf(w, "Ken to %s: refused, %s %q is taken\n", ken.Email, dup.IndexName, dup.Value)
 	} else {
 		return fmt.Errorf("a taken email was accepted: %v", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/examples/internal/backend"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/wide"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
@@ -107,10 +108,10 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	if err != nil {
 		return err
 	}
-	if errA != nil || !errors.Is(errB, wide.ErrConflict) {
-		return fmt.Errorf("editors: %v and %v, want one write and one conflict", errA, errB)
+	if errA != nil || !errors.Is(errB, partition.ErrChanged) {
+		return fmt.Errorf("editors: %v and %v, want one write and one changed value", errA, errB)
 	}
-	fmt.Fprintf(w, "two editors on one version: the first wrote, the second got a conflict (%s); stored: %s with a %d-byte photo\n",
+	fmt.Fprintf(w, "two editors on one version: the first wrote, the second found it changed (%s); stored: %s with a %d-byte photo\n",
 		store.Code(errB), after.Name, len(after.Photo))
 
 	// The value shrinks: its extra rows go in the same transaction.

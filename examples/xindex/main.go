@@ -25,6 +25,7 @@ import (
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/azqueues"
@@ -160,7 +161,11 @@ func run(ctx context.Context, w io.Writer, st store.Store, suffix string) (err e
 
 	// A taken email is refused; nothing is written.
 	err = x.Insert(ctx, &Employee{Department: "Sales", ID: "emp_000226", FirstName: "Eve", LastName: "Ray", Email: "donh@contoso.com"})
-	fmt.Fprintln(w, "another donh@contoso.com:", err)
+	var dup *partition.DuplicateError
+	if !errors.As(err, &dup) {
+		return fmt.Errorf("a taken email was accepted: %v", err)
+	}
+	fmt.Fprintf(w, "another donh@contoso.com: refused, %s %q is taken by %s (partition %q, %s)\n", dup.IndexName, dup.Value, dup.Holder, dup.Partition, store.Code(err))
 
 	// Don leaves: his copies go.
 	if err := x.Delete(ctx, people[2]); err != nil {

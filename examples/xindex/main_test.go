@@ -16,7 +16,7 @@ emails from a to e: annj@contoso.com donh@contoso.com
 before the worker, annj@contoso.com dangles: true
 before the worker, John's copy says 34, his entity 35: stale true
 after the worker, ann.jones@contoso.com -> emp_000224 (stale false)
-another donh@contoso.com: xindex: email "donh@contoso.com" is taken by ("Sales", "emp_000225") (partition "email_Sales")
+another donh@contoso.com: refused, email "donh@contoso.com" is taken by ("Sales", "emp_000225") (partition "email_Sales", EntityAlreadyExists)
 after Don left, donh@contoso.com found: false
 poison queue: 0 messages
 `

@@ -29,13 +29,14 @@
 // the entity write, the writer claims each new unique value with a claim
 // row at the copy's key (an insert, which the service refuses when the
 // key exists): a value another entity holds is refused at once with a
-// *DuplicateError, nothing written. A claim whose write failed is
+// *partition.DuplicateError, nothing written. A claim whose write failed is
 // released; one left by a crashed writer expires after Options.ClaimLease
 // (Reap removes it). A duplicate that still slips through (a claim that
 // expired under a slow writer) is detected by the worker in the copy's
 // partition: the first holder keeps the copy, and the other entity's
-// operation fails with a *ConflictError, retried and then listed in the
-// engine's poison queue until one of the two entities gives up the value.
+// operation fails with a *HeldTwiceError (ErrHeldTwice: a conflict of the
+// data, not a race), retried and then listed in the engine's poison queue
+// until one of the two entities gives up the value.
 //
 // Lookups read copies only: Find returns the copy and the version it was
 // made from; FindFresh and Check read the entity by the copy's reference
