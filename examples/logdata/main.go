@@ -90,8 +90,8 @@ func run(ctx context.Context, w io.Writer, st store.Store, container string) (er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lw, err := logdata.NewWriter(c, logdata.Options{
-				Prefix: "web", ID: fmt.Sprintf("web-%d", s+1), Clock: serverClock(s),
+			lw, err := logdata.NewWriter(c, "web", &logdata.Options{
+				ID: fmt.Sprintf("web-%d", s+1), Clock: serverClock(s),
 				BlockSize: 4 << 10, MaxBlobSize: 24 << 10,
 			})
 			if err != nil {
@@ -125,7 +125,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, container string) (er
 	fmt.Fprintf(w, "write cost: %d appends + %d creates = %d requests, %.1f records per request\n",
 		total.Blocks, total.Blobs, total.Blocks+total.Blobs, float64(total.Records)/float64(total.Blocks+total.Blobs))
 
-	r, err := logdata.NewReader(c, logdata.ReaderOptions{Prefix: "web"})
+	r, err := logdata.NewReader(c, "web", nil)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, container string) (er
 	}
 
 	// Bad input is refused before anything is sent.
-	lw, err := logdata.NewWriter(c, logdata.Options{Prefix: "web", ID: "web-9"})
+	lw, err := logdata.NewWriter(c, "web", &logdata.Options{ID: "web-9"})
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, container string) (er
 	fmt.Fprintf(w, "appending to a block blob: %s (%d)\n", store.Code(err), store.Status(err))
 	_, err = c.AppendBlock(ctx, "web/2026/11/24/15/web-1-00000004.log", nil, nil)
 	fmt.Fprintf(w, "an empty block: %s (%d)\n", store.Code(err), store.Status(err))
-	_, err = logdata.NewWriter(c, logdata.Options{Prefix: "web", ID: "web/1"})
+	_, err = logdata.NewWriter(c, "web", &logdata.Options{ID: "web/1"})
 	fmt.Fprintf(w, "a writer id with a slash: %s\n", strings.TrimPrefix(err.Error(), "InvalidInput (400): logdata: "))
 	return lw.Close(ctx)
 }

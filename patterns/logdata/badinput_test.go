@@ -30,53 +30,55 @@ func TestNewWriterRefusesBadOptions(t *testing.T) {
 	long := strings.Repeat("p", store.MaxBlobNameUnits)
 	for _, tc := range []struct {
 		name    string
+		prefix  string
 		o       Options
 		mention string
 	}{
-		{"no prefix", Options{}, "prefix is empty"},
-		{"leading slash", Options{Prefix: "/logs"}, `"/logs"`},
-		{"trailing slash", Options{Prefix: "logs/"}, `"logs/"`},
-		{"empty segment", Options{Prefix: "a//b"}, `"a//b"`},
-		{"control character", Options{Prefix: "a\x01b"}, "control character"},
-		{"prefix too long", Options{Prefix: long}, "limit of 1024 characters"},
-		{"id with a slash", Options{Prefix: "p", ID: "a/b"}, `'/' at offset 1`},
-		{"id not ASCII", Options{Prefix: "p", ID: "wé"}, "offset 1"},
-		{"id too long", Options{Prefix: "p", ID: strings.Repeat("i", 65)}, "1 to 64"},
-		{"period", Options{Prefix: "p", Period: Period(7)}, "Period(7)"},
-		{"block too small", Options{Prefix: "p", BlockSize: 10}, "BlockSize 10"},
-		{"block over the service's limit", Options{Prefix: "p", BlockSize: store.MaxAppendBlockSize + 1}, "104857601"},
-		{"too many blocks", Options{Prefix: "p", MaxBlocks: store.MaxAppendBlocks + 1}, "50001"},
-		{"negative blob size", Options{Prefix: "p", MaxBlobSize: -1}, "MaxBlobSize -1"},
-		{"negative delay", Options{Prefix: "p", MaxDelay: -time.Second}, "MaxDelay -1s"},
-		{"buffer below a block", Options{Prefix: "p", BlockSize: 1024, MaxBuffered: 100}, "MaxBuffered 100"},
+		{"no prefix", "", Options{}, "prefix is empty"},
+		{"leading slash", "/logs", Options{}, `"/logs"`},
+		{"trailing slash", "logs/", Options{}, `"logs/"`},
+		{"empty segment", "a//b", Options{}, `"a//b"`},
+		{"control character", "a\x01b", Options{}, "control character"},
+		{"prefix too long", long, Options{}, "limit of 1024 characters"},
+		{"id with a slash", "p", Options{ID: "a/b"}, `'/' at offset 1`},
+		{"id not ASCII", "p", Options{ID: "wé"}, "offset 1"},
+		{"id too long", "p", Options{ID: strings.Repeat("i", 65)}, "1 to 64"},
+		{"period", "p", Options{Period: Period(7)}, "Period(7)"},
+		{"block too small", "p", Options{BlockSize: 10}, "BlockSize 10"},
+		{"block over the service's limit", "p", Options{BlockSize: store.MaxAppendBlockSize + 1}, "104857601"},
+		{"too many blocks", "p", Options{MaxBlocks: store.MaxAppendBlocks + 1}, "50001"},
+		{"negative blob size", "p", Options{MaxBlobSize: -1}, "MaxBlobSize -1"},
+		{"negative delay", "p", Options{MaxDelay: -time.Second}, "MaxDelay -1s"},
+		{"buffer below a block", "p", Options{BlockSize: 1024, MaxBuffered: 100}, "MaxBuffered 100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := NewWriter(c, tc.o)
+			w, err := NewWriter(c, tc.prefix, &tc.o)
 			if w != nil {
 				t.Fatal("NewWriter returned a writer with its error")
 			}
 			wantRefused(t, err, tc.mention)
 		})
 	}
-	_, err := NewWriter(nil, Options{Prefix: "p"})
+	_, err := NewWriter(nil, "p", nil)
 	wantRefused(t, err, "nil")
 }
 
 func TestNewReaderRefusesBadOptions(t *testing.T) {
 	c := memstore.New().Container("logs")
 	for _, tc := range []struct {
+		prefix  string
 		o       ReaderOptions
 		mention string
 	}{
-		{ReaderOptions{}, "prefix is empty"},
-		{ReaderOptions{Prefix: "p/"}, `"p/"`},
-		{ReaderOptions{Prefix: "p", Period: -1}, "Period(-1)"},
-		{ReaderOptions{Prefix: "p", ChunkSize: -1}, "ChunkSize -1"},
+		{"", ReaderOptions{}, "prefix is empty"},
+		{"p/", ReaderOptions{}, `"p/"`},
+		{"p", ReaderOptions{Period: -1}, "Period(-1)"},
+		{"p", ReaderOptions{ChunkSize: -1}, "ChunkSize -1"},
 	} {
-		_, err := NewReader(c, tc.o)
+		_, err := NewReader(c, tc.prefix, &tc.o)
 		wantRefused(t, err, tc.mention)
 	}
-	r, err := NewReader(c, ReaderOptions{Prefix: "p"})
+	r, err := NewReader(c, "p", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestBadWritesAreRefused(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		c := containerOf(t, b)
 		clk := newClock(at(7, 0, 0))
-		w := mustWriter(t, c, Options{Prefix: "b", ID: "w", BlockSize: 128, Clock: clk.Now})
+		w := mustWriter(t, c, "b", Options{ID: "w", BlockSize: 128, Clock: clk.Now})
 		mustWrite(t, w, "before")
 		// 96 bytes, 97 with the backslash's escape: a line of 129 bytes.
 		big := strings.Repeat("x", 95) + `\`
@@ -120,12 +122,12 @@ func TestBadWritesAreRefused(t *testing.T) {
 		if err := w.Write(t.Context(), []byte("late")); !errors.Is(err, ErrClosed) {
 			t.Fatalf("Write after Close: %v, want ErrClosed", err)
 		}
-		got := payloads(readAll(t, c, ReaderOptions{Prefix: "b"}, at(7, 0, 0), at(8, 0, 0)))
+		got := payloads(readAll(t, c, "b", ReaderOptions{}, at(7, 0, 0), at(8, 0, 0)))
 		if len(got) != 2 || got[0] != "before" || len(got[1]) != 96 {
 			t.Fatalf("read back %q", got)
 		}
 
-		r, err := NewReader(b.Store.Container("nosuchcontainer"), ReaderOptions{Prefix: "b"})
+		r, err := NewReader(b.Store.Container("nosuchcontainer"), "b", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +152,7 @@ func TestBacklog(t *testing.T) {
 	}))
 	c := newContainer(t, st)
 	clk := newClock(at(6, 0, 0))
-	w := mustWriter(t, c, Options{Prefix: "q", ID: "w", BlockSize: 64, MaxBuffered: 256, Clock: clk.Now})
+	w := mustWriter(t, c, "q", Options{ID: "w", BlockSize: 64, MaxBuffered: 256, Clock: clk.Now})
 	down = true
 	accepted := 0
 	var err error
@@ -173,7 +175,7 @@ func TestBacklog(t *testing.T) {
 	if err := w.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, c, ReaderOptions{Prefix: "q"}, at(6, 0, 0), at(7, 0, 0)); len(got) != accepted {
+	if got := readAll(t, c, "q", ReaderOptions{}, at(6, 0, 0), at(7, 0, 0)); len(got) != accepted {
 		t.Fatalf("read back %d records, want the %d accepted", len(got), accepted)
 	}
 }

@@ -48,7 +48,7 @@ func writeCases(b *testing.B, c store.Container) (interleave.Case, []interleave.
 		return nil
 	}}
 	writer := func(name string, batch int) interleave.Case {
-		w := mustWriter(b, c, Options{Prefix: "bench", ID: name})
+		w := mustWriter(b, c, "bench", Options{ID: name})
 		return interleave.Case{Name: name, Ops: batch, Op: func(i int) error {
 			for j := range batch {
 				if err := w.Write(ctx, benchRecord(i*batch+j)); err != nil {

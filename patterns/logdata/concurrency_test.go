@@ -38,7 +38,7 @@ func TestConcurrentWriters(t *testing.T) {
 		var wg sync.WaitGroup
 		var ws []*Writer
 		for id, goroutines := range writers {
-			w := mustWriter(t, c, Options{Prefix: "c", ID: id, BlockSize: 512, Clock: clk.Now})
+			w := mustWriter(t, c, "c", Options{ID: id, BlockSize: 512, Clock: clk.Now})
 			ws = append(ws, w)
 			for g := range goroutines {
 				wg.Add(1)
@@ -64,7 +64,7 @@ func TestConcurrentWriters(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		recs := readAll(t, c, ReaderOptions{Prefix: "c"}, at(13, 0, 0), at(15, 0, 0))
+		recs := readAll(t, c, "c", ReaderOptions{}, at(13, 0, 0), at(15, 0, 0))
 		next := map[string]int{} // "id gN" -> next i
 		seen := map[string]bool{}
 		for _, r := range recs {

@@ -22,13 +22,13 @@
 // block whose answer was lost is sent again safely and never lands twice;
 // the store settles it by reading the blob back (store.SettleAppend).
 //
-//	w, err := logdata.NewWriter(st.Container("logs"), logdata.Options{Prefix: "web", ID: "web-1"})
+//	w, err := logdata.NewWriter(st.Container("logs"), "web", &logdata.Options{ID: "web-1"})
 //	err = w.Write(ctx, []byte("GET /index.html 200"))
 //	err = w.Close(ctx)
 //
 // A Reader lists the blobs of the periods a time range covers (one
 // listing per period) and returns their records in time order:
 //
-//	r, err := logdata.NewReader(st.Container("logs"), logdata.ReaderOptions{Prefix: "web"})
+//	r, err := logdata.NewReader(st.Container("logs"), "web", nil)
 //	for rec, err := range r.Records(ctx, from, to) { ... }
 package logdata

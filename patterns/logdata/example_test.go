@@ -24,7 +24,7 @@ func ExampleWriter() {
 	if err := logs.Create(ctx); err != nil {
 		panic(err)
 	}
-	w, err := logdata.NewWriter(logs, logdata.Options{Prefix: "web", ID: "web-1", Clock: exampleClock()})
+	w, err := logdata.NewWriter(logs, "web", &logdata.Options{ID: "web-1", Clock: exampleClock()})
 	if err != nil {
 		panic(err)
 	}
@@ -61,7 +61,7 @@ func ExampleReader_Records() {
 	// Two processes log at once, each with a writer of its own.
 	clock := exampleClock()
 	for _, id := range []string{"api-1", "api-2"} {
-		w, err := logdata.NewWriter(logs, logdata.Options{Prefix: "api", ID: id, Clock: clock})
+		w, err := logdata.NewWriter(logs, "api", &logdata.Options{ID: id, Clock: clock})
 		if err != nil {
 			panic(err)
 		}
@@ -74,7 +74,7 @@ func ExampleReader_Records() {
 			panic(err)
 		}
 	}
-	r, err := logdata.NewReader(logs, logdata.ReaderOptions{Prefix: "api"})
+	r, err := logdata.NewReader(logs, "api", nil)
 	if err != nil {
 		panic(err)
 	}

@@ -72,9 +72,9 @@ func at(hour, min, sec int) time.Time {
 }
 
 // mustWriter makes a writer, failing the test on an error.
-func mustWriter(t testing.TB, c store.Container, o Options) *Writer {
+func mustWriter(t testing.TB, c store.Container, prefix string, o Options) *Writer {
 	t.Helper()
-	w, err := NewWriter(c, o)
+	w, err := NewWriter(c, prefix, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +90,9 @@ func mustWrite(t testing.TB, w *Writer, s string) {
 }
 
 // readAll reads the records of [from, to), failing the test on an error.
-func readAll(t testing.TB, c store.Container, o ReaderOptions, from, to time.Time) []Record {
+func readAll(t testing.TB, c store.Container, prefix string, o ReaderOptions, from, to time.Time) []Record {
 	t.Helper()
-	r, err := NewReader(c, o)
+	r, err := NewReader(c, prefix, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

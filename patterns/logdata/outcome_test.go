@@ -36,7 +36,7 @@ func faultRun(t *testing.T, st store.Store, armed *atomic.Bool, seed uint64, n i
 	cont := newContainer(t, st)
 	rng := rand.New(rand.NewPCG(seed, 0x109))
 	clk := newClock(at(15, 59, 30))
-	w := mustWriter(t, cont, Options{Prefix: "f", ID: fmt.Sprintf("s%d", seed), BlockSize: 256, Clock: clk.Now})
+	w := mustWriter(t, cont, "f", Options{ID: fmt.Sprintf("s%d", seed), BlockSize: 256, Clock: clk.Now})
 	ctx := context.Background()
 	var want []string
 	armed.Store(true)
@@ -63,7 +63,7 @@ func faultRun(t *testing.T, st store.Store, armed *atomic.Bool, seed uint64, n i
 	if err != nil {
 		t.Fatalf("seed %d: Close kept failing: %v", seed, err)
 	}
-	got := payloads(readAll(t, cont, ReaderOptions{Prefix: "f"}, at(15, 0, 0), at(17, 0, 0)))
+	got := payloads(readAll(t, cont, "f", ReaderOptions{}, at(15, 0, 0), at(17, 0, 0)))
 	seen := map[string]int{}
 	for _, s := range got {
 		seen[s]++
@@ -241,7 +241,7 @@ func settleCase(t *testing.T, st store.Store, phase *atomic.Int32) {
 	t.Helper()
 	c := newContainer(t, st)
 	clk := newClock(at(11, 0, 0))
-	w := mustWriter(t, c, Options{Prefix: "u", ID: "w", Clock: clk.Now})
+	w := mustWriter(t, c, "u", Options{ID: "w", Clock: clk.Now})
 	mustWrite(t, w, "alpha")
 	mustWrite(t, w, "beta")
 	ctx := context.Background()
@@ -262,7 +262,7 @@ func settleCase(t *testing.T, st store.Store, phase *atomic.Int32) {
 	if err := w.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	got := payloads(readAll(t, c, ReaderOptions{Prefix: "u"}, at(11, 0, 0), at(12, 0, 0)))
+	got := payloads(readAll(t, c, "u", ReaderOptions{}, at(11, 0, 0), at(12, 0, 0)))
 	if !slices.Equal(got, []string{"alpha", "beta"}) {
 		t.Fatalf("read back %q, want each record once", got)
 	}

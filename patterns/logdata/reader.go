@@ -17,10 +17,10 @@ import (
 // records in this package's format.
 var ErrMalformed = errors.New("logdata: malformed log blob")
 
-// ReaderOptions configure a Reader.
+// ReaderOptions tune a Reader; a nil *ReaderOptions, and every zero
+// field, takes the default written beside the field.
 type ReaderOptions struct {
-	// Prefix and Period are the writers'.
-	Prefix string
+	// Period is the writers' (Hourly by default).
 	Period Period
 	// ChunkSize is the most bytes one ranged read fetches; 0 means 4 MiB.
 	ChunkSize int
@@ -29,29 +29,37 @@ type ReaderOptions struct {
 // Reader reads the records of a time range back, from the blobs of the
 // periods the range covers.
 type Reader struct {
-	c     store.Container
-	o     ReaderOptions
-	chunk int64
+	c      store.Container
+	prefix string
+	o      ReaderOptions
+	chunk  int64
 }
 
-// NewReader returns a reader of the log blobs under o.Prefix in c.
-func NewReader(c store.Container, o ReaderOptions) (*Reader, error) {
+// NewReader returns a reader of the log blobs under prefix (the writers')
+// in c. opts may be nil for the defaults; a bad prefix or option value is
+// refused with an error matching store.ErrInvalidInput that names it and
+// its limit.
+func NewReader(c store.Container, prefix string, opts *ReaderOptions) (*Reader, error) {
 	if c == nil {
 		return nil, invalid("the container is nil")
 	}
-	if err := validatePrefix(o.Prefix); err != nil {
+	if err := validatePrefix(prefix); err != nil {
 		return nil, err
 	}
+	var o ReaderOptions
+	if opts != nil {
+		o = *opts
+	}
 	if !o.Period.valid() {
-		return nil, invalid("period %v is not Hourly or Daily", o.Period)
+		return nil, invalid("ReaderOptions.Period %v is not Hourly or Daily", o.Period)
 	}
 	switch {
 	case o.ChunkSize == 0:
 		o.ChunkSize = 4 << 20
 	case o.ChunkSize < 0:
-		return nil, invalid("ChunkSize %d is negative", o.ChunkSize)
+		return nil, invalid("ReaderOptions.ChunkSize %d is negative: 0 (the default, 4 MiB) or more", o.ChunkSize)
 	}
-	return &Reader{c: c, o: o, chunk: int64(o.ChunkSize)}, nil
+	return &Reader{c: c, prefix: prefix, o: o, chunk: int64(o.ChunkSize)}, nil
 }
 
 // checkRange refuses an empty or reversed range.
@@ -90,7 +98,7 @@ func (r *Reader) Blobs(ctx context.Context, from, to time.Time) iter.Seq2[store.
 
 // list returns the log blobs of the period starting at p.
 func (r *Reader) list(ctx context.Context, p time.Time) ([]store.BlobProps, error) {
-	folder := r.o.Period.folder(r.o.Prefix, p)
+	folder := r.o.Period.folder(r.prefix, p)
 	var out []store.BlobProps
 	opts := store.BlobListOptions{Prefix: folder}
 	for {

@@ -19,8 +19,8 @@ func TestReaderMergesAndSkips(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		c := containerOf(t, b)
 		clk := newClock(at(14, 30, 0))
-		w1 := mustWriter(t, c, Options{Prefix: "m", ID: "one", Clock: clk.Now})
-		w2 := mustWriter(t, c, Options{Prefix: "m", ID: "two", Clock: clk.Now})
+		w1 := mustWriter(t, c, "m", Options{ID: "one", Clock: clk.Now})
+		w2 := mustWriter(t, c, "m", Options{ID: "two", Clock: clk.Now})
 		var want []string
 		for i := range 30 {
 			w := w1
@@ -45,12 +45,12 @@ func TestReaderMergesAndSkips(t *testing.T) {
 			t.Fatal(err) // an empty log blob: nothing to read
 		}
 		for _, chunk := range []int{0, 7, 50} {
-			got := pl(readAll(t, c, ReaderOptions{Prefix: "m", ChunkSize: chunk}, at(0, 0, 0), at(23, 0, 0)))
+			got := pl(readAll(t, c, "m", ReaderOptions{ChunkSize: chunk}, at(0, 0, 0), at(23, 0, 0)))
 			if !slices.Equal(got, want) {
 				t.Fatalf("chunk %d: read back\n%q\nwant\n%q", chunk, got, want)
 			}
 		}
-		r, err := NewReader(c, ReaderOptions{Prefix: "m"})
+		r, err := NewReader(c, "m", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,13 +85,13 @@ func TestReaderReadsWhatWasListed(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		c := containerOf(t, b)
 		clk := newClock(at(9, 0, 0))
-		w := mustWriter(t, c, Options{Prefix: "l", ID: "w", Clock: clk.Now})
+		w := mustWriter(t, c, "l", Options{ID: "w", Clock: clk.Now})
 		mustWrite(t, w, "first")
 		clk.Add(time.Second)
 		if err := w.Flush(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		r, err := NewReader(c, ReaderOptions{Prefix: "l"})
+		r, err := NewReader(c, "l", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestReaderReadsWhatWasListed(t *testing.T) {
 		if !slices.Equal(got, []string{"first"}) {
 			t.Fatalf("got %q, want the record listed", got)
 		}
-		if got := pl(readAll(t, c, ReaderOptions{Prefix: "l"}, at(9, 0, 0), at(10, 0, 0))); !slices.Equal(got, []string{"first", "second"}) {
+		if got := pl(readAll(t, c, "l", ReaderOptions{}, at(9, 0, 0), at(10, 0, 0))); !slices.Equal(got, []string{"first", "second"}) {
 			t.Fatalf("second read %q", got)
 		}
 	})
@@ -160,7 +160,7 @@ func TestReaderMalformed(t *testing.T) {
 
 func readerOf(t *testing.T, c store.Container) *Reader {
 	t.Helper()
-	r, err := NewReader(c, ReaderOptions{Prefix: "bad"})
+	r, err := NewReader(c, "bad", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

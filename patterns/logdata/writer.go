@@ -16,11 +16,9 @@ import (
 // ErrClosed is the error of a Write to a closed Writer.
 var ErrClosed = errors.New("logdata: the writer is closed")
 
-// Options configure a Writer.
+// Options tune a Writer; a nil *Options, and every zero field, takes the
+// default written beside the field.
 type Options struct {
-	// Prefix starts every blob name, without a trailing slash: "logs/web".
-	// Required.
-	Prefix string
 	// ID names the writer in its blob names. Two writers (processes) that
 	// write at once must have different ids; a writer never writes a blob
 	// it did not create. 1 to 64 ASCII letters, digits, '-', '_' or '.';
@@ -91,8 +89,9 @@ type batch struct {
 // time. It is safe for concurrent use. Records are buffered: call Flush
 // (on a timer, say) and Close.
 type Writer struct {
-	c store.Container
-	o Options
+	c      store.Container
+	prefix string
+	o      Options
 
 	mu       sync.Mutex // guards the fields below it
 	cur      *batch
@@ -113,13 +112,21 @@ type Writer struct {
 }
 
 // NewWriter returns a writer of log blobs into container c (which must
-// exist). It does no I/O: the first blob is created by the first append.
-func NewWriter(c store.Container, o Options) (*Writer, error) {
+// exist), under prefix, which starts every blob name, without a leading
+// or trailing slash: "logs/web". opts may be nil for the defaults; a bad
+// prefix or option value is refused with an error matching
+// store.ErrInvalidInput that names it and its limit. It does no I/O: the
+// first blob is created by the first append.
+func NewWriter(c store.Container, prefix string, opts *Options) (*Writer, error) {
 	if c == nil {
 		return nil, invalid("the container is nil")
 	}
-	if err := validatePrefix(o.Prefix); err != nil {
+	if err := validatePrefix(prefix); err != nil {
 		return nil, err
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
 	if o.ID == "" {
 		var b [6]byte
@@ -132,36 +139,36 @@ func NewWriter(c store.Container, o Options) (*Writer, error) {
 		return nil, err
 	}
 	if !o.Period.valid() {
-		return nil, invalid("period %v is not Hourly or Daily", o.Period)
+		return nil, invalid("Options.Period %v is not Hourly or Daily", o.Period)
 	}
 	switch {
 	case o.BlockSize == 0:
 		o.BlockSize = store.MaxAppendBlockSizeLegacy
 	case o.BlockSize < 64 || o.BlockSize > store.MaxAppendBlockSize:
-		return nil, invalid("BlockSize %d is out of range: 64 to %d bytes (the service's limit per append)", o.BlockSize, store.MaxAppendBlockSize)
+		return nil, invalid("Options.BlockSize %d is out of range: 64 to %d bytes (the service's limit per append)", o.BlockSize, store.MaxAppendBlockSize)
 	}
 	switch {
 	case o.MaxBlocks == 0:
 		o.MaxBlocks = store.MaxAppendBlocks
 	case o.MaxBlocks < 1 || o.MaxBlocks > store.MaxAppendBlocks:
-		return nil, invalid("MaxBlocks %d is out of range: 1 to %d (the service's limit per append blob)", o.MaxBlocks, store.MaxAppendBlocks)
+		return nil, invalid("Options.MaxBlocks %d is out of range: 1 to %d (the service's limit per append blob)", o.MaxBlocks, store.MaxAppendBlocks)
 	}
 	if o.MaxBlobSize < 0 {
-		return nil, invalid("MaxBlobSize %d is negative", o.MaxBlobSize)
+		return nil, invalid("Options.MaxBlobSize %d is negative: 0 (no limit) or more", o.MaxBlobSize)
 	}
 	if o.MaxDelay < 0 {
-		return nil, invalid("MaxDelay %s is negative", o.MaxDelay)
+		return nil, invalid("Options.MaxDelay %s is negative: 0 (flush only when full) or more", o.MaxDelay)
 	}
 	switch {
 	case o.MaxBuffered == 0:
 		o.MaxBuffered = 16 * o.BlockSize
 	case o.MaxBuffered < o.BlockSize:
-		return nil, invalid("MaxBuffered %d is smaller than BlockSize %d", o.MaxBuffered, o.BlockSize)
+		return nil, invalid("Options.MaxBuffered %d is smaller than BlockSize %d: at least one block", o.MaxBuffered, o.BlockSize)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Writer{c: c, o: o}, nil
+	return &Writer{c: c, prefix: prefix, o: o}, nil
 }
 
 // ID returns the writer's id, as its blob names carry it.
@@ -412,7 +419,7 @@ func (w *Writer) newBlob(ctx context.Context, p time.Time) error {
 			return fmt.Errorf("logdata: writer %q has used all %d blob sequence numbers", w.o.ID, maxSeq)
 		}
 		w.seq++
-		name := blobName(w.o.Period, w.o.Prefix, w.o.ID, p, w.seq)
+		name := blobName(w.o.Period, w.prefix, w.o.ID, p, w.seq)
 		_, err := w.c.CreateAppend(ctx, name, create)
 		if errors.Is(err, store.ErrUnknownOutcome) {
 			// Sent again: the name is this writer's, so "it exists" means

@@ -20,7 +20,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		c := containerOf(t, b)
 		clk := newClock(at(15, 58, 0))
-		w := mustWriter(t, c, Options{Prefix: "web/eu", ID: "w1", Clock: clk.Now})
+		w := mustWriter(t, c, "web/eu", Options{ID: "w1", Clock: clk.Now})
 		payloads := []string{"GET / 200", "", "multi\nline\r\nrecord", `back\slash \n literal`, "tab\tinside", "\x00\xff binary", "last of the hour"}
 		for _, p := range payloads {
 			mustWrite(t, w, p)
@@ -49,7 +49,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if first := "2026-11-24T15:58:00.000000000Z\tGET / 200\n2026-11-24T15:58:10.000000000Z\t\n2026-11-24T15:58:20.000000000Z\tmulti\\nline\\r\\nrecord\n"; !strings.HasPrefix(string(raw), first) {
 			t.Fatalf("blob starts %q, want %q", raw[:min(len(raw), len(first))], first)
 		}
-		recs := readAll(t, c, ReaderOptions{Prefix: "web/eu"}, at(15, 0, 0), at(17, 0, 0))
+		recs := readAll(t, c, "web/eu", ReaderOptions{}, at(15, 0, 0), at(17, 0, 0))
 		if got := pl(recs); !slices.Equal(got, append(slices.Clone(payloads), "next hour")) {
 			t.Fatalf("read back %q", got)
 		}
@@ -59,7 +59,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			}
 		}
 		// A narrower range: [15:58:20, 16:00:10) leaves out both ends.
-		got := pl(readAll(t, c, ReaderOptions{Prefix: "web/eu"}, at(15, 58, 20), at(16, 0, 10)))
+		got := pl(readAll(t, c, "web/eu", ReaderOptions{}, at(15, 58, 20), at(16, 0, 10)))
 		if !slices.Equal(got, payloads[2:]) {
 			t.Fatalf("range read %q, want %q", got, payloads[2:])
 		}
@@ -99,8 +99,8 @@ func TestRollover(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				c := containerOf(t, b)
 				clk := newClock(at(9, 0, 0))
-				tc.o.Prefix, tc.o.ID, tc.o.Clock = "app", "roll", clk.Now
-				w := mustWriter(t, c, tc.o)
+				tc.o.ID, tc.o.Clock = "roll", clk.Now
+				w := mustWriter(t, c, "app", tc.o)
 				var want []string
 				for i := range tc.n {
 					s := fmt.Sprintf("record %03d", i)
@@ -125,7 +125,7 @@ func TestRollover(t *testing.T) {
 				if len(blobs) != tc.blobs {
 					t.Errorf("%d blobs, want %d", len(blobs), tc.blobs)
 				}
-				got := pl(readAll(t, c, ReaderOptions{Prefix: "app"}, at(9, 0, 0), at(10, 0, 0)))
+				got := pl(readAll(t, c, "app", ReaderOptions{}, at(9, 0, 0), at(10, 0, 0)))
 				if !slices.Equal(got, want) {
 					t.Fatalf("read back %d records, want %d: %q", len(got), len(want), got)
 				}
@@ -136,7 +136,7 @@ func TestRollover(t *testing.T) {
 		t.Run("daily", func(t *testing.T) {
 			c := containerOf(t, b)
 			clk := newClock(at(23, 59, 58))
-			w := mustWriter(t, c, Options{Prefix: "d", ID: "day", Period: Daily, Clock: clk.Now})
+			w := mustWriter(t, c, "d", Options{ID: "day", Period: Daily, Clock: clk.Now})
 			for i := range 4 {
 				mustWrite(t, w, fmt.Sprint(i))
 				clk.Add(time.Second)
@@ -151,7 +151,7 @@ func TestRollover(t *testing.T) {
 			if want := []string{"d/2026/11/24/day-00000001.log", "d/2026/11/25/day-00000002.log"}; !slices.Equal(names, want) {
 				t.Fatalf("blobs %v, want %v", names, want)
 			}
-			got := pl(readAll(t, c, ReaderOptions{Prefix: "d", Period: Daily}, at(0, 0, 0), at(0, 0, 0).AddDate(0, 0, 2)))
+			got := pl(readAll(t, c, "d", ReaderOptions{Period: Daily}, at(0, 0, 0), at(0, 0, 0).AddDate(0, 0, 2)))
 			if !slices.Equal(got, []string{"0", "1", "2", "3"}) {
 				t.Fatalf("read back %q", got)
 			}
@@ -169,7 +169,7 @@ func TestRolloverAtTheServiceBlockLimit(t *testing.T) {
 	c := containerOf(t, backendtest.Memstore())
 	clk := newClock(at(12, 0, 0))
 	// A 64-byte block holds one record of this size: one append each.
-	w := mustWriter(t, c, Options{Prefix: "full", ID: "w", BlockSize: 64, Clock: clk.Now})
+	w := mustWriter(t, c, "full", Options{ID: "w", BlockSize: 64, Clock: clk.Now})
 	ctx := context.Background()
 	for i := range store.MaxAppendBlocks + 1 {
 		if err := w.Write(ctx, fmt.Appendf(nil, "%020d", i)); err != nil {
@@ -219,7 +219,7 @@ func TestBlobChangedUnderTheWriter(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				c := containerOf(t, b)
 				clk := newClock(at(8, 0, 0))
-				w := mustWriter(t, c, Options{Prefix: "x", ID: "w", Clock: clk.Now})
+				w := mustWriter(t, c, "x", Options{ID: "w", Clock: clk.Now})
 				mustWrite(t, w, "one")
 				if err := w.Flush(t.Context()); err != nil {
 					t.Fatal(err)
@@ -251,13 +251,13 @@ func TestTakenNamesAreSkipped(t *testing.T) {
 		c := containerOf(t, b)
 		clk := newClock(at(10, 0, 0))
 		mustPutBlob(t, c, "s/2026/11/24/10/w-00000001.log", "someone else's\n")
-		earlier := mustWriter(t, c, Options{Prefix: "s", ID: "w", Clock: clk.Now})
+		earlier := mustWriter(t, c, "s", Options{ID: "w", Clock: clk.Now})
 		mustWrite(t, earlier, "earlier run")
 		if err := earlier.Close(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		// A restart with the same id in the same hour.
-		w := mustWriter(t, c, Options{Prefix: "s", ID: "w", Clock: clk.Now})
+		w := mustWriter(t, c, "s", Options{ID: "w", Clock: clk.Now})
 		mustWrite(t, w, "this run")
 		if err := w.Close(t.Context()); err != nil {
 			t.Fatal(err)
@@ -275,7 +275,7 @@ func TestTakenNamesAreSkipped(t *testing.T) {
 			t.Fatalf("the taken blob was changed: %q", raw)
 		}
 		// The reader finds the foreign blob malformed and says where.
-		r, err := NewReader(c, ReaderOptions{Prefix: "s"})
+		r, err := NewReader(c, "s", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestMaxDelayFlushes(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		c := containerOf(t, b)
 		clk := newClock(at(10, 0, 0))
-		w := mustWriter(t, c, Options{Prefix: "md", ID: "w", MaxDelay: 5 * time.Second, Clock: clk.Now})
+		w := mustWriter(t, c, "md", Options{ID: "w", MaxDelay: 5 * time.Second, Clock: clk.Now})
 		mustWrite(t, w, "a")
 		clk.Add(4 * time.Second)
 		mustWrite(t, w, "b")
@@ -317,7 +317,7 @@ func TestMaxDelayFlushes(t *testing.T) {
 		if st := w.Stats(); st.Blocks != 1 || st.Records != 3 || st.Pending != 0 {
 			t.Fatalf("5 s in: %+v, want the 3 records sent in one append", st)
 		}
-		if got := pl(readAll(t, c, ReaderOptions{Prefix: "md"}, at(10, 0, 0), at(11, 0, 0))); !slices.Equal(got, []string{"a", "b", "c"}) {
+		if got := pl(readAll(t, c, "md", ReaderOptions{}, at(10, 0, 0), at(11, 0, 0))); !slices.Equal(got, []string{"a", "b", "c"}) {
 			t.Fatalf("read back %q", got)
 		}
 	})
