@@ -39,6 +39,16 @@ type Config struct {
 	// Rand is the source of content keys, IVs and nonces; nil means
 	// crypto/rand.
 	Rand io.Reader
+	// KeyCacheSize is the number of unwrapped content keys of the
+	// authenticated format a Codec keeps, by key id and wrapped key, so
+	// that reading an entity again needs no unwrap (with Key Vault, no
+	// request) and no AES key schedule: 0 means DefaultKeyCacheSize,
+	// a negative number none. The cache holds the plaintext content keys
+	// (their AES key schedules) in the process's memory, each about 1 KB
+	// with its key, until evicted by newer ones or Codec.ClearKeyCache;
+	// a content key encrypts one entity version, so a cached key exposes
+	// only what the process has already read.
+	KeyCacheSize int
 }
 
 // Codec encrypts and decrypts the chosen properties of entities. It is
@@ -52,6 +62,7 @@ type Codec struct {
 	set    map[string]struct{}
 	legacy bool
 	rand   io.Reader
+	cache  *keyCache // nil: none
 }
 
 var (
@@ -85,6 +96,12 @@ func NewCodec(cfg Config) (*Codec, error) {
 	if c.rand == nil {
 		c.rand = rand.Reader
 	}
+	switch n := cfg.KeyCacheSize; {
+	case n == 0:
+		c.cache = newKeyCache(DefaultKeyCacheSize)
+	case n > 0:
+		c.cache = newKeyCache(n)
+	}
 	c.set = make(map[string]struct{}, len(cfg.Properties))
 	for _, p := range cfg.Properties {
 		if err := store.ValidatePropertyName(p); err != nil {
@@ -108,6 +125,16 @@ func (c *Codec) Properties() []string { return slices.Clone(c.props) }
 func (c *Codec) encrypted(name string) bool {
 	_, ok := c.set[name]
 	return ok
+}
+
+// ownName returns name in memory of its own: a backend's name may be
+// valid only during the call that hands it over. A configured name comes
+// from the codec's list, without a copy.
+func (c *Codec) ownName(name string) string {
+	if i, ok := slices.BinarySearch(c.props, name); ok {
+		return c.props[i]
+	}
+	return string([]byte(name))
 }
 
 // sealer holds one write's content key: every encrypted property of the
@@ -243,6 +270,7 @@ func (c *Codec) Decrypt(ctx context.Context, table string, e store.Entity) (stor
 func (c *Codec) decryptOwned(ctx context.Context, table string, e store.Entity) (store.Entity, error) {
 	var b store.EntityBuilder
 	d := c.newReader(ctx, table, &b)
+	defer d.release()
 	if err := store.ReadEntity(&e, d); err != nil {
 		return e, err
 	}

@@ -168,19 +168,174 @@ func appendJSONString(b []byte, s string) []byte {
 
 func parseMetadata(s string) (*metadata, error) {
 	var m metadata
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		return nil, errors.New("metadata is not valid JSON")
-	}
-	if m.V != formatVersion {
-		return nil, fmt.Errorf("metadata version %d is not one this library reads (1)", m.V)
-	}
-	if m.Enc != encGCM {
-		return nil, fmt.Errorf("content algorithm %q is not %s", m.Enc, encGCM)
-	}
-	if m.KeyID == "" || m.Alg == "" || len(m.WK) == 0 {
-		return nil, errors.New("metadata lacks the key id, algorithm or wrapped key")
+	if err := m.parse(s, nil); err != nil {
+		return nil, err
 	}
 	return &m, nil
+}
+
+// parse reads the metadata s into m. The metadata this library writes is
+// read by a hand-written scanner whose strings share s and whose wrapped
+// key is decoded into wk's space (appended to wk[:0]); anything else, such
+// as JSON with spaces, escapes or another member order, goes through
+// encoding/json, so that both read the same documents alike.
+func (m *metadata) parse(s string, wk []byte) error {
+	props := m.Props[:0]
+	*m = metadata{}
+	if !m.scan(s, wk[:0], props) {
+		*m = metadata{}
+		if err := json.Unmarshal([]byte(s), m); err != nil {
+			return errors.New("metadata is not valid JSON")
+		}
+	}
+	return m.check()
+}
+
+// check refuses metadata this library cannot read.
+func (m *metadata) check() error {
+	if m.V != formatVersion {
+		return fmt.Errorf("metadata version %d is not one this library reads (1)", m.V)
+	}
+	if m.Enc != encGCM {
+		return fmt.Errorf("content algorithm %q is not %s", m.Enc, encGCM)
+	}
+	if m.KeyID == "" || m.Alg == "" || len(m.WK) == 0 {
+		return errors.New("metadata lacks the key id, algorithm or wrapped key")
+	}
+	return nil
+}
+
+// scan reads s in the exact form appendMetadata writes, with strings
+// free of escapes and of bytes outside printable ASCII; it reports false
+// for anything else.
+func (m *metadata) scan(s string, wk []byte, props []string) bool {
+	lit := func(l string) bool {
+		if !strings.HasPrefix(s, l) {
+			return false
+		}
+		s = s[len(l):]
+		return true
+	}
+	// str reads a plain string up to its closing quote, which it consumes.
+	str := func() (string, bool) {
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == '"':
+				v := s[:i]
+				s = s[i+1:]
+				return v, true
+			case c < 0x20 || c == '\\' || c >= 0x7f:
+				return "", false
+			}
+		}
+		return "", false
+	}
+	if !lit(`{"v":`) {
+		return false
+	}
+	n := 0
+	for n < len(s) && n < 9 && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	if n == 0 || (s[0] == '0' && n > 1) {
+		return false
+	}
+	v, err := strconv.Atoi(s[:n])
+	if err != nil {
+		return false
+	}
+	m.V = v
+	s = s[n:]
+	var ok bool
+	if !lit(`,"enc":"`) {
+		return false
+	}
+	if m.Enc, ok = str(); !ok || !lit(`,"kid":"`) {
+		return false
+	}
+	if m.KeyID, ok = str(); !ok || !lit(`,"alg":"`) {
+		return false
+	}
+	if m.Alg, ok = str(); !ok || !lit(`,"wk":"`) {
+		return false
+	}
+	b64, ok := str()
+	if !ok {
+		return false
+	}
+	if wk, ok = appendBase64(wk, b64); !ok {
+		return false
+	}
+	m.WK = wk
+	if !lit(`,"p":[`) {
+		return false
+	}
+	for !lit("]}") {
+		if len(props) > 0 && !lit(",") {
+			return false
+		}
+		if !lit(`"`) {
+			return false
+		}
+		p, ok := str()
+		if !ok {
+			return false
+		}
+		props = append(props, p)
+	}
+	m.Props = props
+	return s == ""
+}
+
+var base64Index = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := 0; i < len(alphabet); i++ {
+		t[alphabet[i]] = byte(i)
+	}
+	return t
+}()
+
+// appendBase64 appends the bytes of s, padded standard base64 with zero
+// trailing bits (what base64.StdEncoding writes), to b; it reports false
+// for anything else, which the caller hands to encoding/json.
+func appendBase64(b []byte, s string) ([]byte, bool) {
+	if len(s)%4 != 0 {
+		return b, false
+	}
+	for len(s) > 0 {
+		var q [4]byte
+		pad := 0
+		for i := range 4 {
+			c := s[i]
+			if c == '=' && len(s) == 4 && i >= 2 && (i == 3 || s[3] == '=') {
+				pad++
+				continue
+			}
+			if q[i] = base64Index[c]; q[i] == 0xff || pad > 0 {
+				return b, false
+			}
+		}
+		v := uint32(q[0])<<18 | uint32(q[1])<<12 | uint32(q[2])<<6 | uint32(q[3])
+		switch pad {
+		case 0:
+			b = append(b, byte(v>>16), byte(v>>8), byte(v))
+		case 1:
+			if v&0xff != 0 {
+				return b, false
+			}
+			b = append(b, byte(v>>16), byte(v>>8))
+		case 2:
+			if v&0xffff != 0 {
+				return b, false
+			}
+			b = append(b, byte(v>>16))
+		}
+		s = s[4:]
+	}
+	return b, true
 }
 
 // aad is the additional data of one property: what binds its ciphertext

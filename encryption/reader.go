@@ -2,6 +2,8 @@ package encryption
 
 import (
 	"context"
+	"crypto/cipher"
+	"sync"
 	"time"
 
 	"github.com/tablekit/tablekit/store"
@@ -30,6 +32,11 @@ type decReader struct {
 	bins    []binProp
 	// plain is a configured property stored unencrypted.
 	plain string
+	// scratch kept from entity to entity
+	m  metadata
+	wk []byte // wrapped key
+	ck []byte // cache key
+	ad []byte
 }
 
 type binProp struct {
@@ -37,13 +44,29 @@ type binProp struct {
 	v    []byte
 }
 
+// readers keeps decReaders and their scratch space between reads.
+var readers = sync.Pool{New: func() any { return new(decReader) }}
+
+// newReader returns a reader from the pool; release returns it.
 func (c *Codec) newReader(ctx context.Context, table string, r store.EntityReader) *decReader {
-	return &decReader{c: c, ctx: ctx, table: table, r: r}
+	d := readers.Get().(*decReader)
+	d.c, d.ctx, d.table, d.r = c, ctx, table, r
+	return d
+}
+
+// release resets d, dropping every reference to the caller's data, and
+// returns it to the pool; d must not be used after.
+func (d *decReader) release() {
+	d.reset()
+	clear(d.m.Props[:cap(d.m.Props)])
+	d.c, d.ctx, d.table, d.r = nil, nil, "", nil
+	readers.Put(d)
 }
 
 func (d *decReader) reset() {
-	bins := d.bins[:0]
-	*d = decReader{c: d.c, ctx: d.ctx, table: d.table, r: d.r, bins: bins}
+	clear(d.bins)
+	*d = decReader{c: d.c, ctx: d.ctx, table: d.table, r: d.r, bins: d.bins[:0],
+		m: metadata{Props: d.m.Props[:0]}, wk: d.wk[:0], ck: d.ck[:0], ad: d.ad[:0]}
 }
 
 func (d *decReader) SetPartitionKey(pk string) error { d.pk = pk; return d.r.SetPartitionKey(pk) }
@@ -55,7 +78,7 @@ func (d *decReader) SetETag(e store.ETag) error      { return d.r.SetETag(e) }
 func (d *decReader) plainValue(name string) bool {
 	if d.c.encrypted(name) {
 		if d.plain == "" {
-			d.plain = string([]byte(name))
+			d.plain = d.c.ownName(name)
 		}
 		return true
 	}
@@ -82,7 +105,7 @@ func (d *decReader) SetBinary(name string, v []byte) error {
 		d.leg2, d.hasLeg2 = v, true
 		return nil
 	}
-	d.bins = append(d.bins, binProp{name: string([]byte(name)), v: v})
+	d.bins = append(d.bins, binProp{name: d.c.ownName(name), v: v})
 	return nil
 }
 
@@ -168,7 +191,7 @@ func (d *decReader) passBins() error {
 }
 
 func (d *decReader) flushGCM() error {
-	var m *metadata
+	m := &d.m
 	listed := func(name string) bool {
 		if d.c.encrypted(name) {
 			return true
@@ -180,10 +203,10 @@ func (d *decReader) flushGCM() error {
 		}
 		return false
 	}
-	var err error
-	if m, err = parseMetadata(d.meta); err != nil {
+	if err := m.parse(d.meta, d.wk); err != nil {
 		return d.fail("", "metadata property "+MetadataProperty, err)
 	}
+	d.wk = m.WK[:0]
 	need := false
 	for _, b := range d.bins {
 		if listed(b.name) {
@@ -194,24 +217,10 @@ func (d *decReader) flushGCM() error {
 	if !need {
 		return d.passBins()
 	}
-	kw, err := d.c.keys.ResolveKey(d.ctx, m.KeyID)
+	aead, err := d.contentKey()
 	if err != nil {
-		return d.fail("", "no key to unwrap the content key", err)
+		return err
 	}
-	cek, err := kw.UnwrapKey(d.ctx, m.WK, m.Alg, m.KeyID)
-	if err != nil {
-		return d.fail("", "the content key does not unwrap", err)
-	}
-	if len(cek) != cekSize {
-		clear(cek)
-		return d.fail("", "the content key has the wrong size", nil)
-	}
-	aead, err := newGCM(cek)
-	clear(cek)
-	if err != nil {
-		return d.fail("", "the content key", err)
-	}
-	var ad []byte
 	for _, b := range d.bins {
 		if !listed(b.name) {
 			if err := d.r.SetBinary(b.name, b.v); err != nil {
@@ -223,8 +232,8 @@ func (d *decReader) flushGCM() error {
 		if len(ct) < 1+nonceSize+tagSize || ct[0] != cipherV1 {
 			return d.fail(b.name, "the value is not a ciphertext of this format", nil)
 		}
-		ad = aad(ad[:0], d.table, d.pk, d.rk, b.name)
-		pt, err := aead.Open(ct[1+nonceSize:1+nonceSize], ct[1:1+nonceSize], ct[1+nonceSize:], ad)
+		d.ad = aad(d.ad[:0], d.table, d.pk, d.rk, b.name)
+		pt, err := aead.Open(ct[1+nonceSize:1+nonceSize], ct[1:1+nonceSize], ct[1+nonceSize:], d.ad)
 		if err != nil {
 			return d.fail(b.name, "the ciphertext fails authentication (changed, moved from another row, table or property, or sealed under another key)", nil)
 		}
@@ -237,4 +246,37 @@ func (d *decReader) flushGCM() error {
 		}
 	}
 	return nil
+}
+
+// contentKey returns the cipher of the entity's content key: from the
+// codec's cache, or unwrapped by the key the metadata names.
+func (d *decReader) contentKey() (cipher.AEAD, error) {
+	m := &d.m
+	if d.c.cache != nil {
+		d.ck = cacheKey(d.ck[:0], m.KeyID, m.Alg, m.WK)
+		if aead := d.c.cache.get(d.ck); aead != nil {
+			return aead, nil
+		}
+	}
+	kw, err := d.c.keys.ResolveKey(d.ctx, m.KeyID)
+	if err != nil {
+		return nil, d.fail("", "no key to unwrap the content key", err)
+	}
+	cek, err := kw.UnwrapKey(d.ctx, m.WK, m.Alg, m.KeyID)
+	if err != nil {
+		return nil, d.fail("", "the content key does not unwrap", err)
+	}
+	if len(cek) != cekSize {
+		clear(cek)
+		return nil, d.fail("", "the content key has the wrong size", nil)
+	}
+	aead, err := newGCM(cek)
+	clear(cek)
+	if err != nil {
+		return nil, d.fail("", "the content key", err)
+	}
+	if d.c.cache != nil {
+		d.c.cache.put(d.ck, aead)
+	}
+	return aead, nil
 }

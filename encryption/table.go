@@ -183,6 +183,7 @@ func (t *typedTable) Write(ctx context.Context, a store.Action) (store.ETag, err
 
 func (t *typedTable) GetInto(ctx context.Context, pk, rk string, opts *store.GetOptions, r store.EntityReader) error {
 	d := t.c.newReader(ctx, t.inner.Name(), r)
+	defer d.release()
 	if err := t.tt.GetInto(ctx, pk, rk, t.getOptions(opts), d); err != nil {
 		return err
 	}
@@ -195,6 +196,11 @@ func (t *typedTable) QueryInto(ctx context.Context, q store.Query, next func() s
 		return "", 0, err
 	}
 	var d *decReader
+	defer func() {
+		if d != nil {
+			d.release()
+		}
+	}()
 	cont, n, err := t.tt.QueryInto(ctx, q, func() store.EntityReader {
 		if d != nil {
 			if err := d.flush(); err != nil {
