@@ -78,6 +78,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
+	for _, c := range a.closers {
+		c()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -125,6 +128,8 @@ type app struct {
 	src    connFlags
 	output string
 	quiet  bool
+
+	closers []func() // run when the command ends: the local folders' locks
 }
 
 func (a *app) root() *cobra.Command {

@@ -92,6 +92,11 @@ func (a *app) open(ctx context.Context, c *connFlags) (*conn, error) {
 	}
 	switch {
 	case cf.local != "":
+		unlock, err := localstore.Lock(cf.local)
+		if err != nil {
+			return nil, fmt.Errorf("--%slocal: %v", c.prefix, err)
+		}
+		a.closers = append(a.closers, unlock)
 		st, err := localstore.Open(cf.local)
 		if err != nil {
 			return nil, fmt.Errorf("--%slocal %s: %v", c.prefix, cf.local, err)

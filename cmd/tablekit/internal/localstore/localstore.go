@@ -28,8 +28,11 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// FileName is the snapshot's name inside the folder.
-const FileName = "tablekit.snapshot.jsonl"
+// FileName is the snapshot's name inside the folder, LockName its lock's.
+const (
+	FileName = "tablekit.snapshot.jsonl"
+	LockName = "tablekit.lock"
+)
 
 // clock replays stored timestamps while loading, then tells real time.
 type clock struct {
@@ -63,10 +66,18 @@ type loaded struct {
 }
 
 // Open returns a memstore holding the folder's snapshot (an empty store
-// when there is none yet; the folder is created).
+// when there is none yet; the folder is created). Take the folder's Lock
+// first: Open removes the temporary files of saves that were killed.
 func Open(dir string) (*memstore.Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
+	}
+	// a save killed before its rename leaves its temporary file: the
+	// snapshot it was to replace is whole, the temporary file is not
+	if olds, _ := filepath.Glob(filepath.Join(dir, ".snapshot-*.tmp")); len(olds) > 0 {
+		for _, o := range olds {
+			os.Remove(o)
+		}
 	}
 	c := &clock{}
 	st := memstore.New(memstore.WithClock(c.now))

@@ -42,7 +42,7 @@ func TestReopenKeepsEntitiesTimestampsAndETags(t *testing.T) {
 	if err := Save(ctx, dir, st); err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 { // the snapshot only
 		t.Errorf("the folder holds %d files: a temporary file was left", len(ents))
 	}
 	st2, err := Open(dir)
@@ -88,4 +88,21 @@ func TestDamagedSnapshotIsRefused(t *testing.T) {
 	if _, err := Open(dir); err == nil {
 		t.Fatal("a damaged snapshot opened")
 	}
+}
+
+func TestLockKeepsASecondCommandOut(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lock(dir); err == nil {
+		t.Skip("flock is not available here")
+	}
+	unlock()
+	unlock2, err := Lock(dir)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	unlock2()
 }
