@@ -153,32 +153,41 @@ func On(match func(Call) bool, h Hook) Hook {
 // the typed lane of s's tables (see WrapTable), and the result is a
 // store.ACLStore exactly when s is one ("Store.GetAccessPolicy",
 // "Store.SetAccessPolicy").
-func WrapStore(s store.Store, h Hook) store.Store { return Observe(s, h, nil) }
+func WrapStore(s store.Store, h Hook) store.Store { return wrapStore(s, h, nil, false) }
 
-// Observe is WrapStore whose result, and the tables, queues and
-// containers it hands out, also hand o to higher layers: store.ObserverOf
-// returns o for each of them. A nil o hands on the observer of s, if any,
-// as WrapStore does.
-func Observe(s store.Store, h Hook, o store.Observer) store.Store {
+// Observe is WrapStore for instrumentation: h observes the requests and
+// returns do's error as it is (it never fails, loses or alters a
+// request), so the typed reads hand each entity to the caller's reader as
+// the backend reads it, with nothing kept to replay. The result, and the
+// tables, queues and containers it hands out, also hand o to higher
+// layers: store.ObserverOf returns o for each of them. A nil o hands on
+// the observer of s, if any, as WrapStore does.
+func Observe(s store.Store, h Hook, o store.Observer) store.Store { return wrapStore(s, h, o, true) }
+
+func wrapStore(s store.Store, h Hook, o store.Observer, observing bool) store.Store {
 	if acl, ok := s.(store.ACLStore); ok {
-		return &hookedACLStore{hookedStore{s: s, h: h, o: o}, acl}
+		return &hookedACLStore{hookedStore{s: s, h: h, o: o, observing: observing}, acl}
 	}
-	return &hookedStore{s: s, h: h, o: o}
+	return &hookedStore{s: s, h: h, o: o, observing: observing}
 }
 
 // WrapTable returns t with every request routed through h. The result is
 // a store.TypedTable exactly when t is one; its typed requests reach h as
 // "Table.Write", "Table.GetInto" and "Table.QueryInto". Name does no I/O
 // and is not routed.
-func WrapTable(t store.Table, h Hook) store.Table { return ObserveTable(t, h, nil) }
+func WrapTable(t store.Table, h Hook) store.Table { return wrapTable(t, h, nil, false) }
 
-// ObserveTable is WrapTable whose result hands o to higher layers (see
-// Observe).
+// ObserveTable is WrapTable for instrumentation (see Observe): h returns
+// do's error as it is, and the result hands o to higher layers.
 func ObserveTable(t store.Table, h Hook, o store.Observer) store.Table {
+	return wrapTable(t, h, o, true)
+}
+
+func wrapTable(t store.Table, h Hook, o store.Observer, observing bool) store.Table {
 	if tt, ok := t.(store.TypedTable); ok {
-		return &hookedTypedTable{hookedTable{t: t, h: h, o: o}, tt}
+		return &hookedTypedTable{hookedTable{t: t, h: h, o: o, observing: observing}, tt}
 	}
-	return &hookedTable{t: t, h: h, o: o}
+	return &hookedTable{t: t, h: h, o: o, observing: observing}
 }
 
 // WrapQueue returns q with every request but Name routed through h.
@@ -219,6 +228,8 @@ type hookedStore struct {
 	s store.Store
 	h Hook
 	o store.Observer
+	// observing: h returns do's error as it is (Observe).
+	observing bool
 }
 
 func (s *hookedStore) Observer() store.Observer { return observer(s.o, s.s) }
@@ -255,7 +266,9 @@ func (s *hookedStore) ListTables(ctx context.Context, opts store.ListTablesOptio
 	return result(p, inner, err)
 }
 
-func (s *hookedStore) Table(name string) store.Table { return ObserveTable(s.s.Table(name), s.h, s.o) }
+func (s *hookedStore) Table(name string) store.Table {
+	return wrapTable(s.s.Table(name), s.h, s.o, s.observing)
+}
 
 func (s *hookedStore) Queue(name string) store.Queue { return ObserveQueue(s.s.Queue(name), s.h, s.o) }
 
@@ -289,6 +302,9 @@ type hookedTable struct {
 	t store.Table
 	h Hook
 	o store.Observer
+	// observing: h returns do's error as it is (Observe), so a typed read
+	// hands the entity straight to the caller's reader.
+	observing bool
 }
 
 func (t *hookedTable) Observer() store.Observer { return observer(t.o, t.t) }
@@ -391,6 +407,11 @@ func (t *hookedTypedTable) Write(ctx context.Context, a store.Action) (store.ETa
 // read the hook fails after it was made hands r nothing, as GetInto
 // promises.
 func (t *hookedTypedTable) GetInto(ctx context.Context, pk, rk string, opts *store.GetOptions, r store.EntityReader) error {
+	if t.observing {
+		return t.h(ctx, Call{Op: "Table.GetInto", Name: t.t.Name(), PartitionKey: pk, RowKey: rk}, func(ctx context.Context) error {
+			return t.tt.GetInto(ctx, pk, rk, opts, r)
+		})
+	}
 	var rec readLog
 	var inner error
 	err := t.h(ctx, Call{Op: "Table.GetInto", Name: t.t.Name(), PartitionKey: pk, RowKey: rk}, func(ctx context.Context) error {
