@@ -115,10 +115,10 @@ func Wrap(st store.Store) (store.Store, *Meter) {
 }
 
 // Store returns st with its requests counted by m.
-func (m *Meter) Store(st store.Store) store.Store { return intercept.WrapStore(st, m.Hook) }
+func (m *Meter) Store(st store.Store) store.Store { return intercept.Observe(st, m.Hook, nil) }
 
 // Table returns t with its requests counted by m.
-func (m *Meter) Table(t store.Table) store.Table { return intercept.WrapTable(t, m.Hook) }
+func (m *Meter) Table(t store.Table) store.Table { return intercept.ObserveTable(t, m.Hook, nil) }
 
 // tries counts the tries of one call.
 type tries struct {
