@@ -99,6 +99,8 @@ type Instrumentation struct {
 	bulkRate  metric.Float64Histogram
 	// queues keeps each queue's worker state for the observable gauges.
 	queues sync.Map // name -> *queueState
+	// ops keeps what the requests of an operation on a resource share.
+	ops sync.Map // opKey -> *opInfo
 }
 
 // New returns an Instrumentation that sends spans and metrics to the
@@ -198,18 +200,9 @@ func (t *tries) ObserveTry(tr store.Try) {
 // outcomes and billed transactions. Compose it with other hooks
 // (intercept.Chain) where a store is wrapped for other ends too.
 func (in *Instrumentation) Hook(ctx context.Context, c intercept.Call, do func(context.Context) error) error {
-	op := c.EntityOp()
+	info := in.opInfo(c.EntityOp(), c.Name)
 	start := time.Now()
-	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, AttrSystem.String(SystemName), AttrOperation.String(op))
-	if c.Name != "" {
-		attrs = append(attrs, AttrCollection.String(c.Name))
-	}
-	name := op
-	if c.Name != "" {
-		name = op + " " + c.Name
-	}
-	ctx, span := in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := in.tracer.Start(ctx, info.spanName, info.startOpts...)
 	t := &tries{}
 	err := do(store.WithTryObserver(store.WithObserver(ctx, in), t))
 	elapsed := time.Since(start)
@@ -223,44 +216,74 @@ func (in *Instrumentation) Hook(ctx context.Context, c intercept.Call, do func(c
 	n, throttled, lost := t.n.Load(), t.throttled.Load(), t.noAnswer.Load()
 	status := int(t.status.Load())
 	outcome := Outcome(err)
-	base := len(attrs)
-	attrs = append(attrs, AttrOutcome.String(outcome))
-	if err != nil {
-		attrs = append(attrs, AttrErrorType.String(errorType(err)))
-	}
-	metricAttrs := metric.WithAttributeSet(attribute.NewSet(attrs...))
-	if op == "Table.Transact" {
-		attrs = append(attrs, AttrBatchSize.Int(len(c.Actions)))
-	}
 	retries := max(n-1, 0)
-	attrs = append(attrs, AttrRequests.Int64(n), AttrRetries.Int64(retries), AttrThrottled.Int64(throttled))
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs, AttrOutcome.String(outcome), AttrRequests.Int64(n), AttrRetries.Int64(retries), AttrThrottled.Int64(throttled))
 	if status != 0 {
 		attrs = append(attrs, AttrStatus.Int(status))
 	}
-	span.SetAttributes(attrs[base:]...)
-	if err != nil {
-		// The error's code only: a message may quote keys or values.
-		span.SetStatus(codes.Error, errorType(err))
+	if c.Op == "Table.Transact" {
+		attrs = append(attrs, AttrBatchSize.Int(len(c.Actions)))
 	}
+	var durationAttrs metric.MeasurementOption
+	if err == nil {
+		durationAttrs = info.done
+	} else {
+		code := errorType(err)
+		attrs = append(attrs, AttrErrorType.String(code))
+		// The error's code only: a message may quote keys or values.
+		span.SetStatus(codes.Error, code)
+		durationAttrs = metric.WithAttributeSet(attribute.NewSet(append(info.attrs[:len(info.attrs):len(info.attrs)],
+			AttrOutcome.String(outcome), AttrErrorType.String(code))...))
+	}
+	span.SetAttributes(attrs...)
 	span.End()
 
-	in.duration.Record(ctx, elapsed.Seconds(), metricAttrs)
-	if retries > 0 || throttled > 0 || outcome == OutcomeUnknown || n > 0 {
-		short := metric.WithAttributeSet(attribute.NewSet(attrs[:base]...))
-		if retries > 0 {
-			in.retries.Add(ctx, retries, short)
-		}
-		if throttled > 0 {
-			in.throttles.Add(ctx, throttled, short)
-		}
-		if outcome == OutcomeUnknown {
-			in.unknown.Add(ctx, 1, short)
-		}
-		if billed := n - throttled - lost; billed > 0 {
-			in.billed.Add(ctx, billed, short)
-		}
+	in.duration.Record(ctx, elapsed.Seconds(), durationAttrs)
+	if retries > 0 {
+		in.retries.Add(ctx, retries, info.short)
+	}
+	if throttled > 0 {
+		in.throttles.Add(ctx, throttled, info.short)
+	}
+	if outcome == OutcomeUnknown {
+		in.unknown.Add(ctx, 1, info.short)
+	}
+	if billed := n - throttled - lost; billed > 0 {
+		in.billed.Add(ctx, billed, info.short)
 	}
 	return err
+}
+
+// opKey names the requests of one operation on one resource.
+type opKey struct{ op, name string }
+
+// opInfo is what every request of an operation on a resource shares: the
+// span's name and start options, and the metrics' attribute sets, made
+// once.
+type opInfo struct {
+	spanName    string
+	attrs       []attribute.KeyValue // system, operation, collection
+	startOpts   []trace.SpanStartOption
+	short, done metric.MeasurementOption
+}
+
+func (in *Instrumentation) opInfo(op, name string) *opInfo {
+	k := opKey{op, name}
+	if v, ok := in.ops.Load(k); ok {
+		return v.(*opInfo)
+	}
+	info := &opInfo{spanName: op}
+	info.attrs = []attribute.KeyValue{AttrSystem.String(SystemName), AttrOperation.String(op)}
+	if name != "" {
+		info.spanName = op + " " + name
+		info.attrs = append(info.attrs, AttrCollection.String(name))
+	}
+	info.startOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(info.attrs...)}
+	info.short = metric.WithAttributeSet(attribute.NewSet(info.attrs...))
+	info.done = metric.WithAttributeSet(attribute.NewSet(append(info.attrs[:len(info.attrs):len(info.attrs)], AttrOutcome.String(OutcomeDone))...))
+	v, _ := in.ops.LoadOrStore(k, info)
+	return v.(*opInfo)
 }
 
 // errorType is the error's store code, or "_OTHER".
