@@ -144,7 +144,7 @@ type sealer struct {
 	aead   cipher.AEAD   // authenticated format
 	cbc    *legacySealer // legacy format
 	meta   string        // MetadataProperty or LegacyMetadataProperty
-	scrat  []byte
+	nonces []byte        // random bytes drawn with the content key, 12 a property
 	aadBuf []byte
 }
 
@@ -152,16 +152,23 @@ func (c *Codec) newSealer(ctx context.Context, pk, rk string) (*sealer, error) {
 	if c.key == nil {
 		return nil, invalid("no Key to encrypt with: the Config is read-only")
 	}
-	cek := make([]byte, cekSize)
+	// One read draws the content key and, for the authenticated format,
+	// the nonces of the properties the entity may encrypt.
+	n := cekSize
+	if !c.legacy {
+		n += nonceSize * len(c.props)
+	}
+	rnd := make([]byte, n)
+	cek := rnd[:cekSize]
 	defer clear(cek)
-	if _, err := io.ReadFull(c.rand, cek); err != nil {
+	if _, err := io.ReadFull(c.rand, rnd); err != nil {
 		return nil, fmt.Errorf("encryption: reading random bytes: %w", err)
 	}
 	wk, alg, err := c.key.WrapKey(ctx, cek)
 	if err != nil {
 		return nil, fmt.Errorf("encryption: wrapping the content key: %w", err)
 	}
-	s := &sealer{c: c}
+	s := &sealer{c: c, nonces: rnd[cekSize:]}
 	if c.legacy {
 		s.cbc, err = newLegacySealer(c, cek, wk, alg, pk, rk)
 		if err != nil {
@@ -190,18 +197,19 @@ func (s *sealer) seal(table, pk, rk, name string, v any) ([]byte, error) {
 		}
 		return s.cbc.seal(pk, rk, name, str)
 	}
-	s.scrat = appendValue(s.scrat[:0], v)
-	out := make([]byte, 1+nonceSize, 1+nonceSize+len(s.scrat)+tagSize)
+	// The value is encoded where its ciphertext goes and sealed in place.
+	const head = 1 + nonceSize
+	out := make([]byte, head, head+valueSize(v)+tagSize)
 	out[0] = cipherV1
-	var nonce [nonceSize]byte
-	if _, err := io.ReadFull(s.c.rand, nonce[:]); err != nil {
+	if len(s.nonces) >= nonceSize {
+		copy(out[1:], s.nonces[:nonceSize])
+		s.nonces = s.nonces[nonceSize:]
+	} else if _, err := io.ReadFull(s.c.rand, out[1:head]); err != nil {
 		return nil, fmt.Errorf("encryption: reading random bytes: %w", err)
 	}
-	copy(out[1:], nonce[:])
+	out = appendValue(out, v)
 	s.aadBuf = aad(s.aadBuf[:0], table, pk, rk, name)
-	out = s.aead.Seal(out, nonce[:], s.scrat, s.aadBuf)
-	clear(s.scrat)
-	return out, nil
+	return s.aead.Seal(out[:head], out[1:head], out[head:], s.aadBuf), nil
 }
 
 // Encrypt returns a copy of e with the configured properties encrypted

@@ -410,6 +410,27 @@ func appendValue(b []byte, v any) []byte {
 	panic(fmt.Sprintf("encryption: value of type %T", v))
 }
 
+// valueSize is the length appendValue appends for v.
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case string:
+		return 1 + len(x)
+	case []byte:
+		return 1 + len(x)
+	case bool:
+		return 2
+	case int32:
+		return 5
+	case int64, float64:
+		return 9
+	case time.Time:
+		return 13
+	case store.GUID:
+		return 17
+	}
+	return 32
+}
+
 // parseValue reverses appendValue; a string or binary value shares p.
 func parseValue(p []byte) (any, bool) {
 	if len(p) == 0 {
