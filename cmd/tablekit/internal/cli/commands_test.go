@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -169,6 +170,22 @@ func TestCommands(t *testing.T) {
 		os.WriteFile(f, append(data, '\n'), 0o644)
 		if r := run(t, nil, "", "restore", runDir, "--local", t.TempDir()); r.code != 1 || !strings.Contains(r.err, "the file changed or is damaged") {
 			t.Errorf("damaged backup: %d %s", r.code, r.err)
+		}
+
+		// backup into a blob container (Azurite), restore from it into another account
+		if b.name == "azurite" {
+			ct := b.prefix + "backups"
+			r = b.run(t, 0, "", "backup", "--container", ct, "--tables", orders)
+			m := regexp.MustCompile(`blobs (\S+)/`).FindStringSubmatch(r.err)
+			if m == nil {
+				t.Fatalf("backup --container: %s", r.err)
+			}
+			other := t.TempDir()
+			b.run(t, 0, "", "restore", "--container", ct, m[1], "--to-local", other)
+			b.run(t, 0, "", "verify", orders, orders, "--to-local", other)
+			b.run(t, 1, "", "restore", "--container", ct, "20000101T000000.000Z", "--to-local", other)
+		} else {
+			b.run(t, 2, "", "backup", "--container", "backups")
 		}
 
 		b.run(t, 2, "", "tables", "delete", cp)

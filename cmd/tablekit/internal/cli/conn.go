@@ -13,18 +13,20 @@ import (
 	"github.com/tablekit/tablekit/cmd/tablekit/internal/localstore"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
 )
 
 // connFlags are the flags naming one account; prefix "" for the source,
 // "to-" for the destination of copy, verify and diff.
 type connFlags struct {
-	prefix   string
-	conn     string
-	connFile string
-	account  string
-	endpoint string
-	sasURL   string
-	local    string
+	prefix       string
+	conn         string
+	connFile     string
+	account      string
+	endpoint     string
+	blobEndpoint string
+	sasURL       string
+	local        string
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet, prefix string) {
@@ -37,6 +39,7 @@ func (c *connFlags) register(fs *pflag.FlagSet, prefix string) {
 	fs.StringVar(&c.connFile, prefix+"conn-file", "", "file holding the connection string of "+what)
 	fs.StringVar(&c.account, prefix+"account", "", "storage account name of "+what+", signed in with Microsoft Entra ID")
 	fs.StringVar(&c.endpoint, prefix+"table-endpoint", "", "Table service URL for --"+prefix+"account (default https://NAME.table.core.windows.net)")
+	fs.StringVar(&c.blobEndpoint, prefix+"blob-endpoint", "", "Blob service URL for --"+prefix+"account (backup --container; default https://NAME.blob.core.windows.net)")
 	fs.StringVar(&c.sasURL, prefix+"sas-url", "", "Table service URL with a SAS query for "+what)
 	fs.StringVar(&c.local, prefix+"local", "", "folder of a local store for "+what)
 }
@@ -103,7 +106,7 @@ func (a *app) open(ctx context.Context, c *connFlags) (*conn, error) {
 		}
 		return &conn{st: st, local: cf.local, label: "local " + cf.local}, nil
 	case cf.conn != "":
-		st, err := azstore.NewFromConnectionString(cf.conn, &azstore.Options{Transport: a.env.Transport})
+		st, err := azstore.NewFromConnectionString(cf.conn, a.azOptions())
 		if err != nil {
 			return nil, fmt.Errorf("the connection string is not usable: %v", err)
 		}
@@ -116,7 +119,7 @@ func (a *app) open(ctx context.Context, c *connFlags) (*conn, error) {
 		if u.RawQuery == "" {
 			return nil, usagef("--%ssas-url: the URL has no SAS query (?sv=...&sig=...)", c.prefix)
 		}
-		st, err := azstore.NewFromSASURL(azstore.Endpoints{Table: cf.sasURL}, &azstore.Options{Transport: a.env.Transport})
+		st, err := azstore.NewFromSASURL(azstore.Endpoints{Table: cf.sasURL}, a.azOptions())
 		if err != nil {
 			return nil, fmt.Errorf("--%ssas-url: %v", c.prefix, redact(err.Error(), u.RawQuery))
 		}
@@ -126,7 +129,10 @@ func (a *app) open(ctx context.Context, c *connFlags) (*conn, error) {
 		if cf.endpoint != "" {
 			eps = azstore.Endpoints{Table: cf.endpoint}
 		}
-		opts := &azstore.Options{Transport: a.env.Transport}
+		if cf.blobEndpoint != "" {
+			eps.Blob = cf.blobEndpoint
+		}
+		opts := a.azOptions()
 		newCred := a.env.Credential
 		if newCred == nil {
 			newCred = func() (azcoreCred, error) { return azidentity.NewDefaultAzureCredential(nil) }
@@ -165,6 +171,12 @@ func redact(s, secret string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, secret, "REDACTED")
+}
+
+// azOptions are the Azure backend's options: the Blob service for
+// backup --container.
+func (a *app) azOptions() *azstore.Options {
+	return &azstore.Options{Transport: a.env.Transport, Services: []azstore.Service{azblobs.Service()}}
 }
 
 // save writes a local store's snapshot when the command changed data.

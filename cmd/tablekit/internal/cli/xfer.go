@@ -602,18 +602,30 @@ func propDiff(d transfer.Diff) string {
 }
 
 func (a *app) backupCmd() *cobra.Command {
-	var tables string
-	c := &cobra.Command{Use: "backup DIR", Short: "Back up every table (or --tables) into a new folder under DIR, with a manifest", Args: nArgs(1, 1),
+	var tables, container string
+	c := &cobra.Command{Use: "backup [DIR]", Short: "Back up every table (or --tables) into a new folder under DIR (or a blob container), with a manifest", Args: nArgs(0, 1),
 		Long: `Backup writes each table to DIR/<UTC time>/<table>.jsonl and, last, a
 manifest.json naming what was read and when, with counts and checksums per
 partition and the SHA-256 of each file. A folder without a manifest is an
 incomplete backup. The service has no snapshot: a backup of a table in use is
-not a point-in-time image (see docs/cli.md).`,
-		Example: "  tablekit backup backups\n  tablekit backup backups --tables Orders,Customers",
+not a point-in-time image (see docs/cli.md).
+
+With --container NAME the files go to blobs <UTC time>/<table>.jsonl of that
+container in the same account (created if missing), each held in memory and
+put whole.`,
+		Example: "  tablekit backup backups\n  tablekit backup backups --tables Orders,Customers\n  tablekit backup --container backups",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := a.format()
 			if err != nil {
 				return err
+			}
+			if (len(args) == 1) == (container != "") {
+				return usagef("backup needs a folder DIR or --container NAME (one of them)")
+			}
+			if container != "" {
+				if err := store.ValidateContainerName(container); err != nil {
+					return &usageError{err}
+				}
 			}
 			cn, err := a.open(cmd.Context(), &a.src)
 			if err != nil {
@@ -625,40 +637,60 @@ not a point-in-time image (see docs/cli.md).`,
 					return err
 				}
 			}
-			run := filepath.Join(args[0], time.Now().UTC().Format("20060102T150405.000Z"))
+			stamp := time.Now().UTC().Format("20060102T150405.000Z")
+			var sink transfer.Sink
+			where := ""
+			if container != "" {
+				if cn.local != "" {
+					return usagef("backup --container needs an Azure account or Azurite: a --local folder keeps no blobs")
+				}
+				ct := cn.st.Container(container)
+				if err := ct.Create(cmd.Context()); err != nil && store.Status(err) != 409 {
+					return err
+				}
+				sink = transfer.Blobs{Container: ct, Prefix: stamp + "/"}
+				where = "container " + container + ", blobs " + stamp + "/"
+			} else {
+				run := filepath.Join(args[0], stamp)
+				sink = transfer.Folder(run)
+				where = run
+			}
 			bar := a.progress(-1, "backup")
-			m, err := transfer.Backup(cmd.Context(), cn.st, names, run, func(t string, n int) { bar.set(n) })
+			m, err := transfer.Backup(cmd.Context(), cn.st, names, sink, func(t string, n int) { bar.set(n) })
 			bar.done()
 			if err != nil {
-				return fmt.Errorf("backup into %s stopped: %w (no manifest was written: the folder is not a backup)", run, err)
+				return fmt.Errorf("backup into %s stopped: %w (no manifest was written: it is not a backup)", where, err)
 			}
 			var rows [][]any
 			for _, t := range m.Tables {
-				rows = append(rows, []any{t.Name, t.Rows, len(t.Partitions), filepath.Join(run, t.File)})
+				rows = append(rows, []any{t.Name, t.Rows, len(t.Partitions), t.File})
 			}
 			if err := printRows(format, a.env.Stdout, []string{"table", "rows", "partitions", "file"}, rows); err != nil {
 				return err
 			}
-			a.say("backup of %d tables in %s (manifest %s)", len(m.Tables), run, filepath.Join(run, transfer.ManifestName))
+			a.say("backup of %d tables in %s", len(m.Tables), where)
 			return nil
 		}}
 	c.Flags().StringVar(&tables, "tables", "", "only these tables (comma-separated)")
+	c.Flags().StringVar(&container, "container", "", "write the backup to this blob container of the account")
 	return c
 }
 
 func (a *app) restoreCmd() *cobra.Command {
-	var tables string
-	c := &cobra.Command{Use: "restore BACKUP", Short: "Restore a backup folder (one with a manifest) into the account", Args: nArgs(1, 1),
+	var tables, container string
+	var to connFlags
+	c := &cobra.Command{Use: "restore BACKUP", Short: "Restore a backup (a folder, or a run in a blob container) into the account", Args: nArgs(1, 1),
 		Long: `Restore checks every file of the backup against the manifest's SHA-256, then
 creates each table (if missing) and upserts its rows through the bulk writer.
-Rows already in the table that the backup does not hold are left alone.`,
-		Example: "  tablekit restore backups/20260102T030405.000Z --local ./elsewhere\n  tablekit restore backups/20260102T030405.000Z --tables Orders",
+Rows already in the table that the backup does not hold are left alone.
+
+BACKUP is a backup folder (DIR/<UTC time>), restored into the account the
+connection flags name; or, with --container NAME, the <UTC time> of a run in
+that container of the account, restored into the account the --to-* flags
+name (the same one by default).`,
+		Example: "  tablekit restore backups/20260102T030405.000Z --local ./elsewhere\n  tablekit restore --container backups 20260102T030405.000Z --to-conn-file other.conn",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := a.format()
-			if err != nil {
-				return err
-			}
-			m, err := transfer.ReadManifest(args[0])
 			if err != nil {
 				return err
 			}
@@ -666,9 +698,28 @@ Rows already in the table that the backup does not hold are left alone.`,
 			for _, t := range splitList(tables) {
 				want[t] = true
 			}
-			cn, err := a.open(cmd.Context(), &a.src)
+			var sink transfer.Sink
+			var cn *conn
+			if container != "" {
+				src, dst, err := a.openPair(cmd.Context(), &to)
+				if err != nil {
+					return err
+				}
+				sink, cn = transfer.Blobs{Container: src.st.Container(container), Prefix: strings.TrimSuffix(args[0], "/") + "/"}, dst
+			} else {
+				if to.given() {
+					return usagef("--to-... flags go with --container; a folder restores into the account the connection flags name")
+				}
+				sink = transfer.Folder(args[0])
+			}
+			m, files, err := transfer.ReadManifest(cmd.Context(), sink)
 			if err != nil {
-				return err
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if cn == nil {
+				if cn, err = a.open(cmd.Context(), &a.src); err != nil {
+					return err
+				}
 			}
 			cn.dirty = true
 			var rows [][]any
@@ -677,12 +728,7 @@ Rows already in the table that the backup does not hold are left alone.`,
 				if len(want) > 0 && !want[t.Name] {
 					continue
 				}
-				f, err := os.Open(filepath.Join(args[0], t.File))
-				if err != nil {
-					return err
-				}
-				recs, err := entityio.ReadAll(f, "jsonl")
-				f.Close()
+				recs, err := entityio.ReadAll(bytes.NewReader(files[t.File]), "jsonl")
 				if err != nil {
 					return fmt.Errorf("%s: %w", t.File, err)
 				}
@@ -712,5 +758,7 @@ Rows already in the table that the backup does not hold are left alone.`,
 			return nil
 		}}
 	c.Flags().StringVar(&tables, "tables", "", "only these tables (comma-separated)")
+	c.Flags().StringVar(&container, "container", "", "the backup is the run BACKUP in this blob container of the account")
+	to.register(c.Flags(), "to-")
 	return c
 }

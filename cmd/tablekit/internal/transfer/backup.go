@@ -1,10 +1,12 @@
 package transfer
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,19 +65,91 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Backup writes each table into dir/<table>.jsonl and the manifest last.
-func Backup(ctx context.Context, st store.Store, tables []string, dir string, progress func(table string, rows int)) (Manifest, error) {
-	m := Manifest{Format: "tablekit-backup/1", Started: time.Now().UTC(), Note: BackupNote}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return m, err
+// Sink is where a backup's files go: a folder or a blob container.
+type Sink interface {
+	// Has reports whether the named file exists.
+	Has(ctx context.Context, name string) (bool, error)
+	// Write writes the named file whole; it exists only once complete.
+	Write(ctx context.Context, name string, write func(io.Writer) error) error
+	// Read returns the named file.
+	Read(ctx context.Context, name string) ([]byte, error)
+}
+
+// Folder is a backup in a folder.
+type Folder string
+
+// Has implements Sink.
+func (f Folder) Has(_ context.Context, name string) (bool, error) {
+	_, err := os.Stat(filepath.Join(string(f), name))
+	if os.IsNotExist(err) {
+		return false, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil {
-		return m, fmt.Errorf("%s already holds a backup", dir)
+	return err == nil, err
+}
+
+// Write implements Sink: a temporary file, fsynced and renamed.
+func (f Folder) Write(_ context.Context, name string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(string(f), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(string(f), name), write)
+}
+
+// Read implements Sink.
+func (f Folder) Read(_ context.Context, name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(f), name))
+}
+
+// Blobs is a backup in a blob container, its files named Prefix+name.
+// Each file is held in memory and put as one blob (a blob exists only
+// once its put is complete).
+type Blobs struct {
+	Container store.Container
+	Prefix    string
+}
+
+// Has implements Sink.
+func (b Blobs) Has(ctx context.Context, name string) (bool, error) {
+	_, _, err := b.Container.Get(ctx, b.Prefix+name)
+	switch {
+	case err == nil:
+		return true, nil
+	case store.Status(err) == 404:
+		return false, nil
+	}
+	return false, err
+}
+
+// Write implements Sink.
+func (b Blobs) Write(ctx context.Context, name string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	_, err := b.Container.Put(ctx, b.Prefix+name, buf.Bytes(), &store.BlobPutOptions{IfNoneMatchAny: true})
+	return err
+}
+
+// Read implements Sink.
+func (b Blobs) Read(ctx context.Context, name string) ([]byte, error) {
+	data, _, err := b.Container.Get(ctx, b.Prefix+name)
+	return data, err
+}
+
+// Backup writes each table into <table>.jsonl of the sink and the
+// manifest last.
+func Backup(ctx context.Context, st store.Store, tables []string, sink Sink, progress func(table string, rows int)) (Manifest, error) {
+	m := Manifest{Format: "tablekit-backup/1", Started: time.Now().UTC(), Note: BackupNote}
+	if has, err := sink.Has(ctx, ManifestName); err != nil || has {
+		if err == nil {
+			err = errors.New("it already holds a backup")
+		}
+		return m, err
 	}
 	for _, name := range tables {
 		tm := TableManifest{Name: name, File: name + ".jsonl", Started: time.Now().UTC()}
 		h := sha256.New()
-		err := WriteFileAtomic(filepath.Join(dir, tm.File), func(w io.Writer) error {
+		err := sink.Write(ctx, tm.File, func(w io.Writer) error {
 			res, err := Export(ctx, st.Table(name), store.Query{}, "jsonl", false, io.MultiWriter(w, h), func(n int) {
 				if progress != nil {
 					progress(name, n)
@@ -95,7 +169,7 @@ func Backup(ctx context.Context, st store.Store, tables []string, dir string, pr
 		m.Tables = append(m.Tables, tm)
 	}
 	m.Finished = time.Now().UTC()
-	err := WriteFileAtomic(filepath.Join(dir, ManifestName), func(w io.Writer) error {
+	err := sink.Write(ctx, ManifestName, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(m)
@@ -103,30 +177,28 @@ func Backup(ctx context.Context, st store.Store, tables []string, dir string, pr
 	return m, err
 }
 
-// ReadManifest reads a backup's manifest and checks every file's SHA-256.
-func ReadManifest(dir string) (Manifest, error) {
+// ReadManifest reads a backup's manifest and checks every file's SHA-256;
+// it returns the files' contents by name.
+func ReadManifest(ctx context.Context, sink Sink) (Manifest, map[string][]byte, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	b, err := sink.Read(ctx, ManifestName)
 	if err != nil {
-		return m, fmt.Errorf("%s is not a complete backup: %w", dir, err)
+		return m, nil, fmt.Errorf("not a complete backup: no %s: %w", ManifestName, err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %w", ManifestName, err)
+		return m, nil, fmt.Errorf("%s: %w", ManifestName, err)
 	}
+	files := map[string][]byte{}
 	for _, t := range m.Tables {
-		f, err := os.Open(filepath.Join(dir, t.File))
+		data, err := sink.Read(ctx, t.File)
 		if err != nil {
-			return m, err
+			return m, nil, fmt.Errorf("%s: %w", t.File, err)
 		}
-		h := sha256.New()
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return m, err
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != t.SHA256 {
+			return m, nil, fmt.Errorf("%s: checksum %s, the manifest says %s: the file changed or is damaged", t.File, got, t.SHA256)
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != t.SHA256 {
-			return m, fmt.Errorf("%s: checksum %s, the manifest says %s: the file changed or is damaged", t.File, got, t.SHA256)
-		}
+		files[t.File] = data
 	}
-	return m, nil
+	return m, files, nil
 }
