@@ -263,3 +263,39 @@ func TestUsage(t *testing.T) {
 		t.Errorf("TABLEKIT_LOCAL: %d %s", r.code, r.err)
 	}
 }
+
+func TestSettleAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	b := backend{name: "memstore", flags: []string{"--local", filepath.Join(dir, "db")}, env: map[string]string{}}
+	in := `{"PartitionKey":"a","RowKey":"1","N":1}` + "\n" + `{"PartitionKey":"a","RowKey":"2","N":2}` + "\n"
+	if l := b.run(t, 0, in, "import", "Settle", "-", "--create").lines(t)[0]; l["written"] != 2.0 {
+		t.Fatalf("import from stdin: %v", l)
+	}
+	unknown := filepath.Join(dir, "u.jsonl")
+	os.WriteFile(unknown, []byte(
+		`{"line":1,"table":"Settle","action":"insert","entity":{"PartitionKey":"a","RowKey":"1","N":1},"error":"lost"}`+"\n"+
+			`{"line":2,"table":"Settle","action":"insert","entity":{"PartitionKey":"a","RowKey":"2","N":5},"error":"lost"}`+"\n"+
+			`{"line":3,"table":"Settle","action":"insert","entity":{"PartitionKey":"a","RowKey":"3","N":3},"error":"lost"}`+"\n"), 0o644)
+	r := b.run(t, 1, "", "settle", unknown)
+	states := []string{}
+	for _, l := range r.lines(t) {
+		states = append(states, l["state"].(string))
+	}
+	if strings.Join(states, "|") != "applied|changed|not applied" {
+		t.Errorf("settle: %v", states)
+	}
+	r = b.run(t, 1, "", "settle", unknown, "--resend") // the changed row still needs a decision
+	if !strings.Contains(r.out, `"state":"not applied; resent"`) {
+		t.Errorf("settle --resend: %s", r.out)
+	}
+	if l := b.run(t, 0, "", "get", "Settle", "a", "3").lines(t)[0]; l["N"] != 3.0 {
+		t.Errorf("resent row: %v", l)
+	}
+	// a progress bar goes to a terminal's stderr only, and never breaks the output
+	yes := true
+	var out, errb strings.Builder
+	code := Main(t.Context(), append(b.flags, "export", "Settle"), Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, StderrTerminal: &yes})
+	if code != 0 || strings.Count(out.String(), "\n") != 3 {
+		t.Errorf("export with a progress bar: %d %q", code, out.String())
+	}
+}
