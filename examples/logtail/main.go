@@ -65,7 +65,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	}()
 	next := start
 	clock := func() time.Time { t := next; next = next.Add(15 * time.Minute); return t }
-	s, err := logtail.New[Claim](st.Table(table), "emp000123", logtail.WithClock(clock))
+	s, err := logtail.New[Claim](st.Table(table), "emp000123", &logtail.Options{Now: clock})
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ const benchRows = 100_000
 // the bulk writer (the keys are the stream's own), and returns their keys.
 func fillPartition(b *testing.B, tbl store.Table, pk string, n int) []string {
 	b.Helper()
-	s, err := New[claim](tbl, pk)
+	s, err := New[claim](tbl, pk, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,14 +56,14 @@ func latestCases(b *testing.B, st store.Store, table string) (interleave.Case, [
 	tbl := st.Table(table)
 	big := fillPartition(b, tbl, "big", benchRows)
 	fillPartition(b, tbl, "small", 1000)
-	sBig, err := New[claim](tbl, "big")
+	sBig, err := New[claim](tbl, "big", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	sSmall, _ := New[claim](tbl, "small")
+	sSmall, _ := New[claim](tbl, "small", nil)
 	// The same stream over the table without its typed lane: each page
 	// comes back as store.Entity values, decoded into claims after.
-	sEntity, _ := New[claim](entityOnly{tbl}, "big")
+	sEntity, _ := New[claim](entityOnly{tbl}, "big", nil)
 	repo := mapper.NewRepository[claim](st, table)
 	check := func(evs []Event[claim], err error, top float64) error {
 		if err == nil && (len(evs) != 10 || evs[0].Value.Amount != top) {

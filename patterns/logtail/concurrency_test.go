@@ -16,7 +16,7 @@ func TestConcurrentAppendsLoseNothingAndNeverCollide(t *testing.T) {
 		if b.Short() {
 			writers, each = 4, 10
 		}
-		s, tbl := newStream(t, b, "hot", WithClock(func() time.Time { return t0 }))
+		s, tbl := newStream(t, b, "hot", Options{Now: func() time.Time { return t0 }})
 		keysSeen := make(chan string, writers*each)
 		var wg sync.WaitGroup
 		errs := make(chan error, writers)

@@ -10,7 +10,7 @@
 // Rows written by .NET code with the bare 19-digit key, or with a suffix
 // of their own, read back through the same Stream.
 //
-//	s, err := logtail.New[Claim](st.Table("Expenses"), "emp000123")
+//	s, err := logtail.New[Claim](st.Table("Expenses"), "emp000123", nil)
 //	ev, err := s.Append(ctx, Claim{Amount: 42.5})
 //	last10, err := s.Latest(ctx, 10)               // one query, newest first
 //	for ev, err := range s.Since(ctx, yesterday) { ... }

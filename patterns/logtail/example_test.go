@@ -28,7 +28,7 @@ func claims() *logtail.Stream[Claim] {
 	}
 	next := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { t := next; next = next.Add(time.Minute); return t }
-	s, err := logtail.New[Claim](st.Table("Expenses"), "emp000123", logtail.WithClock(clock))
+	s, err := logtail.New[Claim](st.Table("Expenses"), "emp000123", &logtail.Options{Now: clock})
 	if err != nil {
 		panic(err)
 	}

@@ -26,11 +26,23 @@ var t0 = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 
 func noSleep(context.Context, time.Duration) error { return nil }
 
+// quiet is the first of opts (or the defaults) with no sleeping.
+func quiet(opts []Options) *Options {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Sleep == nil {
+		o.Sleep = noSleep
+	}
+	return &o
+}
+
 // newStream makes a stream on a fresh table of b.
-func newStream(t *testing.T, b backendtest.Backend, pk string, opts ...Option) (*Stream[claim], store.Table) {
+func newStream(t *testing.T, b backendtest.Backend, pk string, opts ...Options) (*Stream[claim], store.Table) {
 	t.Helper()
 	tbl := b.Store.Table(b.NewTable(t, "logtail"))
-	s, err := New[claim](tbl, pk, append([]Option{WithSleep(noSleep)}, opts...)...)
+	s, err := New[claim](tbl, pk, quiet(opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestKeysSortNewestFirst(t *testing.T) {
 func TestSameTickKeysOfOneWriterSortNewestFirst(t *testing.T) {
 	// One stream's suffix generator counts up, so its mirrored suffixes
 	// count down: of two events in one tick, the later sorts first.
-	s, err := New[claim](memstore.New().Table("keys"), "p") // no I/O: the table is never used
+	s, err := New[claim](memstore.New().Table("keys"), "p", nil) // no I/O: the table is never used
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestSameTickKeysOfOneWriterSortNewestFirst(t *testing.T) {
 		prev = k
 	}
 	// Two streams' suffixes start far apart.
-	s2, _ := New[claim](memstore.New().Table("keys"), "p")
+	s2, _ := New[claim](memstore.New().Table("keys"), "p", nil)
 	k2, _ := s2.newKey(t0)
 	if k2 == prev {
 		t.Fatalf("two streams made the same key %q", k2)

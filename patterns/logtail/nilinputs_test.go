@@ -15,12 +15,11 @@ func TestNewRefusesNilInputs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		tbl  store.Table
-		opts []Option
+		opts *Options
 	}{
 		{"nil table", nil, nil},
-		{"nil option", tbl, []Option{nil}},
-		{"nil clock", tbl, []Option{WithClock(nil)}},
-		{"nil sleep", tbl, []Option{WithSleep(nil)}},
+		{"nil table, options", nil, &Options{Attempts: 2}},
+		{"negative attempts", tbl, &Options{Attempts: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s *Stream[claim]
@@ -31,7 +30,7 @@ func TestNewRefusesNilInputs(t *testing.T) {
 						t.Fatalf("New panicked: %v", r)
 					}
 				}()
-				s, err = New[claim](tc.tbl, "p", tc.opts...)
+				s, err = New[claim](tc.tbl, "p", tc.opts)
 			}()
 			if err == nil || s != nil {
 				t.Fatalf("New = %v, %v: want an error", s, err)

@@ -32,7 +32,7 @@ func TestAppendResolvesUnknownOutcomes(t *testing.T) {
 					}
 					return pass
 				}}
-				s, err := New[claim](ft, "p", WithSleep(noSleep))
+				s, err := New[claim](ft, "p", &Options{Sleep: noSleep})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -60,7 +60,7 @@ func TestAppendReportsAnOutcomeItCannotResolve(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		inner := b.Store.Table(b.NewTable(t, "logtailout"))
 		ft := &faultTable{Table: inner, plan: func(int) fault { return loseBefore }}
-		s, err := New[claim](ft, "p", WithSleep(noSleep), WithAttempts(3))
+		s, err := New[claim](ft, "p", &Options{Sleep: noSleep, Attempts: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestAppendReportsAnOutcomeItCannotResolve(t *testing.T) {
 		// A refusal after a lost answer is reported as unknown too: the
 		// first send may still have landed.
 		ft2 := &faultTable{Table: inner, plan: func(call int) fault { return []fault{loseBefore, busy}[min(call, 1)] }}
-		s2, _ := New[claim](ft2, "p", WithSleep(noSleep), WithAttempts(2))
+		s2, _ := New[claim](ft2, "p", &Options{Sleep: noSleep, Attempts: 2})
 		if _, err := s2.Append(t.Context(), claim{Amount: 8}); !errors.Is(err, store.ErrUnknownOutcome) {
 			t.Fatalf("lost then busy: %v, want an unknown outcome", err)
 		}

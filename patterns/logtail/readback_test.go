@@ -48,7 +48,7 @@ func (s *opSchedule) count(op memstore.Operation) int {
 // faultyStream makes a stream over a table of a memstore whose faults
 // follow sched. The stream talks to memstore's own table, so the reads
 // take the typed lane (store.TypedTable) as they do in production.
-func faultyStream(t *testing.T, sched *opSchedule, opts ...Option) (*Stream[claim], store.Table) {
+func faultyStream(t *testing.T, sched *opSchedule, opts ...Options) (*Stream[claim], store.Table) {
 	t.Helper()
 	sched.table = "logtailreadback"
 	st := memstore.New(memstore.WithFaults(sched.fault))
@@ -59,7 +59,7 @@ func faultyStream(t *testing.T, sched *opSchedule, opts ...Option) (*Stream[clai
 	if _, ok := tbl.(store.TypedTable); !ok {
 		t.Fatal("memstore's table has no typed lane")
 	}
-	s, err := New[claim](tbl, "p", append([]Option{WithSleep(noSleep)}, opts...)...)
+	s, err := New[claim](tbl, "p", quiet(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestAppendUnknownOutcomeIsNeverTransient(t *testing.T) {
 				faults: map[memstore.Operation][]error{memstore.OpInsert: tc.inserts},
 				repeat: map[memstore.Operation]error{memstore.OpGet: memstore.ServerBusy()},
 			}
-			s, _ := faultyStream(t, sched, WithAttempts(len(tc.inserts)))
+			s, _ := faultyStream(t, sched, Options{Attempts: len(tc.inserts)})
 			_, err := s.Append(t.Context(), claim{Amount: 7})
 			t.Logf("Append: %v", err)
 			if !errors.Is(err, store.ErrUnknownOutcome) {
@@ -166,7 +166,7 @@ func TestAppendUnknownOutcomeIsNeverTransient(t *testing.T) {
 			memstore.OpInsert: {memstore.ResponseLost(), memstore.ResponseLost()},
 			memstore.OpGet:    {memstore.ServerBusy()}, // the first read-back fails; the second shows nothing
 		}}
-		s, _ := faultyStream(t, sched, WithAttempts(2))
+		s, _ := faultyStream(t, sched, Options{Attempts: 2})
 		_, err := s.Append(t.Context(), claim{Amount: 7})
 		t.Logf("Append: %v", err)
 		if !errors.Is(err, store.ErrUnknownOutcome) || errors.Is(err, store.ErrTransient) {
@@ -178,7 +178,7 @@ func TestAppendUnknownOutcomeIsNeverTransient(t *testing.T) {
 // A page token that is not one Page made is refused as invalid input
 // (store.ErrInvalidInput), as the mapper refuses its own bad tokens.
 func TestBadPageTokenIsInvalidInput(t *testing.T) {
-	s, _ := faultyStream(t, &opSchedule{}, WithPrefix("c_"))
+	s, _ := faultyStream(t, &opSchedule{}, Options{Prefix: "c_"})
 	if _, err := s.Append(t.Context(), claim{Amount: 1}); err != nil {
 		t.Fatal(err)
 	}

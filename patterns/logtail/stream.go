@@ -43,80 +43,72 @@ type Stream[T any] struct {
 	all string
 }
 
-// Option configures a Stream.
-type Option func(*options)
-
-type options struct {
-	prefix   string
-	now      func() time.Time
-	random   io.Reader
-	sleep    func(context.Context, time.Duration) error
-	attempts int
+// Options tune a Stream; a nil *Options, and every zero field, takes the
+// default written beside the field.
+type Options struct {
+	// Prefix puts the stream's keys behind it, so that a log tail can
+	// share a partition with other kinds of rows (an employee and the
+	// employee's expense claims). The default is no prefix, the layout
+	// .NET code writes. With the event key, the RowKey must stay within
+	// the service's 1,024 UTF-16 code units.
+	Prefix string
+	// Now is the clock Append reads (default time.Now).
+	Now func() time.Time
+	// Random is the source of the key suffixes (default crypto/rand).
+	Random io.Reader
+	// Sleep is the pause between attempts of an Append (default: a timer
+	// that returns early with ctx's error).
+	Sleep func(context.Context, time.Duration) error
+	// Attempts is how many times Append sends one event when the store
+	// answers with a transient error or an unknown outcome (default 4;
+	// at least 1).
+	Attempts int
 }
 
-// WithPrefix puts the stream's keys behind prefix, so that a log tail can
-// share a partition with other kinds of rows (an employee and the
-// employee's expense claims). The default is no prefix, the layout .NET
-// code writes.
-func WithPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
-
-// WithClock makes Append read the time from now instead of time.Now.
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
-
-// WithRandom makes the key suffixes draw from r instead of crypto/rand.
-func WithRandom(r io.Reader) Option { return func(o *options) { o.random = r } }
-
-// WithSleep replaces the pause between attempts of an Append (time.Sleep
-// that returns early with ctx's error).
-func WithSleep(sleep func(context.Context, time.Duration) error) Option {
-	return func(o *options) { o.sleep = sleep }
-}
-
-// WithAttempts sets how many times Append sends one event when the store
-// answers with a transient error or an unknown outcome (default 4).
-func WithAttempts(n int) Option { return func(o *options) { o.attempts = n } }
+// DefaultAttempts is the default of Options.Attempts.
+const DefaultAttempts = 4
 
 // New returns the stream of partition pk in tbl, whose events map to T, a
 // struct the mapper maps (its key fields receive the partition and the
-// RowKey on reads). It does no I/O. It fails for a nil table or option, a
-// nil clock or sleep function, a partition key or prefix the service would
-// refuse and a T the mapper cannot map; every such error matches
-// store.ErrInvalidInput.
-func New[T any](tbl store.Table, pk string, opts ...Option) (*Stream[T], error) {
+// RowKey on reads). opts may be nil for the defaults. It does no I/O. It
+// fails for a nil table, a partition key or prefix the service would
+// refuse, a negative Attempts and a T the mapper cannot map; every such
+// error matches store.ErrInvalidInput and names the field and its limit.
+func New[T any](tbl store.Table, pk string, opts *Options) (*Stream[T], error) {
 	if tbl == nil {
 		return nil, refused("New: the table is nil")
 	}
-	o := options{now: time.Now, sleep: wait.Sleep, attempts: 4}
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, refused("New: option %d is nil", i)
-		}
-		opt(&o)
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
-	switch {
-	case o.now == nil:
-		return nil, refused("WithClock(nil): want a clock")
-	case o.sleep == nil:
-		return nil, refused("WithSleep(nil): want a sleep function")
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	if err := store.ValidateKeys(pk, o.prefix); err != nil {
-		return nil, fmt.Errorf("logtail: %w", err)
+	if o.Sleep == nil {
+		o.Sleep = wait.Sleep
 	}
-	if n := keys.UTF16Len(o.prefix); n > store.MaxKeyUnits-eventKeyLen {
-		return nil, refused("prefix %q is %d UTF-16 code units long: with the %d-character event key the RowKey would pass the limit of %d",
-			o.prefix, n, eventKeyLen, store.MaxKeyUnits)
+	if o.Attempts == 0 {
+		o.Attempts = DefaultAttempts
 	}
-	if o.attempts < 1 {
-		return nil, refused("WithAttempts(%d): want at least 1", o.attempts)
+	if err := store.ValidateKeys(pk, o.Prefix); err != nil {
+		return nil, fmt.Errorf("logtail: Options.Prefix or the partition key: %w", err)
+	}
+	if n := keys.UTF16Len(o.Prefix); n > store.MaxKeyUnits-eventKeyLen {
+		return nil, refused("Options.Prefix %q is %d UTF-16 code units long: with the %d-character event key the RowKey would pass the limit of %d",
+			o.Prefix, n, eventKeyLen, store.MaxKeyUnits)
+	}
+	if o.Attempts < 1 {
+		return nil, refused("Options.Attempts %d: want 0 (the default, %d) or more", o.Attempts, DefaultAttempts)
 	}
 	var zero T
 	if _, err := mapper.Encode(&zero); err != nil {
 		return nil, fmt.Errorf("logtail: event type: %w", err)
 	}
 	s := &Stream[T]{
-		table: tbl, pk: pk, prefix: o.prefix, now: o.now,
-		ids:   keys.NewIDGenerator(epoch, o.random),
-		sleep: o.sleep, attempts: o.attempts,
+		table: tbl, pk: pk, prefix: o.Prefix, now: o.Now,
+		ids:   keys.NewIDGenerator(epoch, o.Random),
+		sleep: o.Sleep, attempts: o.Attempts,
 	}
 	s.all = s.filter(streamRange(s.prefix)).String()
 	return s, nil
@@ -257,7 +249,7 @@ func joinNote(msg, note string) string {
 
 // resolveETag reads back the ETag of an event stored by a send whose
 // answer was lost. The event is stored whatever the read-back meets: a
-// read that fails transiently is tried again (WithAttempts reads at most,
+// read that fails transiently is tried again (Options.Attempts reads at most,
 // with the same pauses as the sends), and after that, or after any other
 // failure, the ETag is left empty.
 func (s *Stream[T]) resolveETag(ctx context.Context, rk string) store.ETag {

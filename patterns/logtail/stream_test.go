@@ -203,7 +203,7 @@ func TestSinceBeforeAndPages(t *testing.T) {
 
 func TestPrefixSharesThePartitionWithOtherKinds(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
-		s, tbl := newStream(t, b, "emp000123", WithPrefix("claim_"))
+		s, tbl := newStream(t, b, "emp000123", Options{Prefix: "claim_"})
 		for _, rk := range []string{"!fence", "claim_", "claim_~", "profile", "claim!"} {
 			if _, err := tbl.Insert(t.Context(), store.Entity{PartitionKey: "emp000123", RowKey: rk, Properties: map[string]any{"Note": "other kind"}}); err != nil {
 				t.Fatal(err)
@@ -249,23 +249,24 @@ func TestBadInputIsRefusedAndNothingWritten(t *testing.T) {
 		tbl := b.Store.Table(b.NewTable(t, "logtailbad"))
 		for _, tc := range []struct {
 			pk   string
-			opts []Option
+			opts *Options
 			want string
 		}{
 			{"emp/123", nil, `"emp/123" contains '/'`},
-			{"emp", []Option{WithPrefix("c#")}, `"c#" contains '#'`},
-			{"emp", []Option{WithPrefix(strings.Repeat("p", 1000))}, "limit of 1024"},
-			{"emp", []Option{WithAttempts(0)}, "WithAttempts(0)"},
+			{"emp", &Options{Prefix: "c#"}, `"c#" contains '#'`},
+			{"emp", &Options{Prefix: strings.Repeat("p", 1000)}, "Options.Prefix"},
+			{"emp", &Options{Prefix: strings.Repeat("p", 1000)}, "limit of 1024"},
+			{"emp", &Options{Attempts: -1}, "Options.Attempts -1: want 0 (the default, 4) or more"},
 		} {
-			if _, err := New[claim](tbl, tc.pk, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := New[claim](tbl, tc.pk, tc.opts); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New(%q): %v, want an error containing %s", tc.pk, err, tc.want)
 			}
 		}
 		type keyless struct{ Amount float64 }
-		if _, err := New[keyless](tbl, "emp"); err == nil || !strings.Contains(err.Error(), "no PartitionKey") {
+		if _, err := New[keyless](tbl, "emp", nil); err == nil || !strings.Contains(err.Error(), "no PartitionKey") {
 			t.Errorf("New[keyless]: %v", err)
 		}
-		s, err := New[claim](tbl, "emp", WithSleep(noSleep))
+		s, err := New[claim](tbl, "emp", &Options{Sleep: noSleep})
 		if err != nil {
 			t.Fatal(err)
 		}
