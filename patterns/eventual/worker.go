@@ -195,16 +195,27 @@ func (e *Engine) heartbeat(ctx context.Context, r *receipt) (stop func()) {
 	}
 }
 
-// handle runs the operation of one message.
+// handle runs the operation of one message, as an "eventual.Handle"
+// operation of the store's instrumentation, if any (store.Observe).
 func (e *Engine) handle(ctx context.Context, m store.Message) {
+	ctx, fin := store.Observe(ctx, e.queue, store.Operation{Name: "eventual.Handle", Table: e.queueName})
+	fin.Finish(e.handleMessage(ctx, m), 0)
+}
+
+// handleMessage is handle; its error is what became of the message: nil
+// when its operation completed, or the error that sent it to the poison
+// queue or back to the queue for a retry.
+func (e *Engine) handleMessage(ctx context.Context, m store.Message) error {
 	var env envelope
 	if err := json.Unmarshal(m.Body, &env); err != nil || (env.Outbox == nil && len(env.Op) == 0 && env.Blob == "") {
-		e.toPoison(ctx, m, env, fmt.Errorf("eventual: message %s is not an operation message", m.ID))
-		return
+		err := fmt.Errorf("eventual: message %s is not an operation message", m.ID)
+		e.toPoison(ctx, m, env, err)
+		return err
 	}
 	if m.DequeueCount > int64(e.o.MaxReceives) {
-		e.toPoison(ctx, m, env, fmt.Errorf("eventual: received %d times, more than Options.MaxReceives %d", m.DequeueCount, e.o.MaxReceives))
-		return
+		err := fmt.Errorf("eventual: received %d times, more than Options.MaxReceives %d", m.DequeueCount, e.o.MaxReceives)
+		e.toPoison(ctx, m, env, err)
+		return err
 	}
 	r := &receipt{msg: m}
 	done, err := func() (func(context.Context) error, error) {
@@ -215,20 +226,21 @@ func (e *Engine) handle(ctx context.Context, m store.Message) {
 	if err != nil {
 		if permanent(err) {
 			e.toPoison(ctx, r.get(), env, err)
-			return
+			return err
 		}
 		e.retryLater(ctx, r.get(), env, err)
-		return
+		return err
 	}
 	if done != nil {
 		if err := e.bounded(ctx, done); err != nil {
 			e.retryLater(ctx, r.get(), env, err)
-			return
+			return err
 		}
 	}
 	cur := r.get()
 	// A lost delete only repeats the operation.
 	_ = e.bounded(ctx, func(ctx context.Context) error { return e.queue.DeleteMessage(ctx, cur.ID, cur.PopReceipt) })
+	return nil
 }
 
 // permanent reports an error no retry can cure: a step the service
