@@ -129,3 +129,66 @@ func TestImportKillAndResume(t *testing.T) {
 		}
 	})
 }
+
+// TestCopyKillAndResume copies a table in a child process, kills it at
+// random moments, runs the same command again until it completes, and
+// verifies the copy.
+func TestCopyKillAndResume(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		parts, rows := 60, 100
+		if b.name == "azurite" {
+			parts, rows = 30, 50
+		}
+		dir := t.TempDir()
+		in := filepath.Join(dir, "src.jsonl")
+		var sb strings.Builder
+		for p := range parts {
+			for r := range rows {
+				// keys spread over the default splits: digits, upper and lower case
+				fmt.Fprintf(&sb, `{"PartitionKey":"%c%03d","RowKey":"r%04d","N":%d}`+"\n", "0369ADGKPTXbfjmqux"[p%18], p, r, r)
+			}
+		}
+		os.WriteFile(in, []byte(sb.String()), 0o644)
+		src, dst := b.table("CopySrc"), b.table("CopyDst")
+		if r := run(t, b.env, "", append(append([]string{}, b.flags...), "import", src, in, "--create")...); r.code != 0 {
+			t.Fatalf("import: %s", r.err)
+		}
+		args := append(append([]string{}, b.flags...), "copy", src, dst, "--create", "--checkpoint", filepath.Join(dir, "copy.ckpt"), "--pace", "10ms", "--parallel", "2", "-q")
+		start := time.Now()
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
+		kills, runs := 0, 0
+		for {
+			runs++
+			c := subprocess(args...)
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.Wait() }()
+			var err error
+			if runs > 5 {
+				err = <-done
+			} else {
+				select {
+				case err = <-done:
+				case <-time.After(time.Duration(150+rng.IntN(400)) * time.Millisecond):
+					c.Process.Signal(syscall.SIGKILL)
+					kills++
+					err = <-done
+				}
+			}
+			if err == nil {
+				break
+			}
+			if runs > 20 {
+				t.Fatalf("copy did not complete in %d runs", runs)
+			}
+		}
+		vargs := append(append([]string{}, b.flags...), "verify", src, dst)
+		out, err := subprocess(vargs...).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), fmt.Sprintf("source %d rows in %d partitions, target %d rows in %d partitions; lost 0, extra 0, changed 0", parts*rows, parts, parts*rows, parts)) {
+			t.Fatalf("verify after the copy: %v\n%s", err, out)
+		}
+		t.Logf("%s: copy of %d rows in %d partitions: %d runs, %d kills, %v in all; verify: lost 0, extra 0, changed 0", b.name, parts*rows, parts, runs, kills, time.Since(start).Round(time.Millisecond))
+	})
+}

@@ -386,6 +386,7 @@ func (a *app) copyCmd() *cobra.Command {
 	var checkpoint, splits string
 	var parallel int
 	var create bool
+	var pace time.Duration
 	c := &cobra.Command{Use: "copy SRC DST", Short: "Copy a table to another table or account, partition ranges in parallel, resumable", Args: nArgs(2, 2),
 		Long: `Copy reads SRC in partition ranges (split at --splits, by default at the
 leading characters 0 5 A H O V a h o v), several at once, and writes each page
@@ -434,7 +435,7 @@ of a table in use is not a point-in-time image; check it with verify.`,
 			var umu sync.Mutex
 			rep, err := transfer.Copy(cmd.Context(), src.st.Table(args[0]), dst.st.Table(args[1]), transfer.CopyOptions{
 				Filter: query.Filter, Splits: sp, Parallel: parallel, Checkpoint: cp, Flush: dst.flush(cmd.Context()),
-				Progress: bar.set,
+				Progress: bar.set, Pace: pace,
 				Unknown: func(e store.Entity, err error) {
 					umu.Lock()
 					unknownRows = append(unknownRows, e.PartitionKey+"/"+e.RowKey)
@@ -465,6 +466,7 @@ of a table in use is not a point-in-time image; check it with verify.`,
 	c.Flags().StringVar(&splits, "splits", "", "PartitionKey boundaries of the ranges, comma-separated")
 	c.Flags().IntVar(&parallel, "parallel", 4, "ranges copied at once")
 	c.Flags().BoolVar(&create, "create", false, "create DST if it does not exist")
+	c.Flags().DurationVar(&pace, "pace", 0, "pause this long before each batch written, to spare a busy account")
 	return c
 }
 

@@ -65,6 +65,7 @@ type CopyOptions struct {
 	Flush      func() error
 	Unknown    func(e store.Entity, err error)
 	Progress   func(rows int)
+	Pace       time.Duration // a pause before each transaction written
 }
 
 // CopyReport says what a copy did.
@@ -86,6 +87,9 @@ func Copy(ctx context.Context, src, dst store.Table, o CopyOptions) (CopyReport,
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 4
+	}
+	if o.Pace > 0 {
+		dst = pacedTable{dst, o.Pace}
 	}
 	ranges := Ranges(o.Splits)
 	rep := CopyReport{Ranges: len(ranges)}
