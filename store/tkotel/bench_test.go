@@ -87,7 +87,7 @@ func BenchmarkTracingPointGetInterleaved(b *testing.B) {
 			return err
 		}
 	}
-	rep, err := interleave.Measure(interleave.Config{Rounds: 21, Slice: 150 * time.Millisecond, CollectGarbage: true},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 41, Slice: 150 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "off", Op: get(plain)},
 		interleave.Case{Name: "meter", Op: get(metered)},
 		interleave.Case{Name: "tkotel/noop-providers", Op: get(noop)},
