@@ -5,7 +5,9 @@
 // RowKey and property name. NewTable and Codec.Store wrap a store.Table or
 // store.Store so that writes encrypt and reads decrypt, keeping the typed
 // lane; Codec.Encrypt and Codec.Decrypt do it for one store.Entity;
-// Rewrap rotates the key-encryption key without touching the data. Reads
+// Rewrap rotates the key-encryption key without touching the data; a
+// Codec keeps the content keys it unwrapped last (Config.KeyCacheSize),
+// and package encryption/azkeyvault holds the key in Azure Key Vault. Reads
 // also understand the legacy table encryption 1.0 format of the
 // WindowsAzure.Storage libraries (AES-CBC, unauthenticated), which is
 // written only on request (Config.Legacy). It depends on package store

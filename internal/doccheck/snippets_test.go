@@ -71,6 +71,8 @@ var knownImports = map[string]string{
 	"azidentity": "github.com/Azure/azure-sdk-for-go/sdk/azidentity",
 	"keys":       module + "/keys",
 	"encryption": module + "/encryption",
+	"azkeyvault": module + "/encryption/azkeyvault",
+	"azkeys":     "github.com/Azure/azure-sdk-for-go/sdk/security/keyvault/azkeys",
 	"mapper":     module + "/mapper",
 	"memstore":   module + "/memstore",
 	"store":      module + "/store",
