@@ -66,7 +66,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := series.New(tbl, "emp000123", "20261122", series.Layout{Slots: 24}, series.WithAttempts(200))
+			s, err := series.New(tbl, "emp000123", "20261122", series.Layout{Slots: 24}, &series.Options{Attempts: 200})
 			if err != nil {
 				errs <- err
 				return
@@ -84,7 +84,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	for err := range errs {
 		return err
 	}
-	day, err := series.New(tbl, "emp000123", "20261122", series.Layout{Slots: 24})
+	day, err := series.New(tbl, "emp000123", "20261122", series.Layout{Slots: 24}, nil)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	fmt.Fprintf(w, "the day in one read of %d entity: %v\n", snap.Segments, counts)
 
 	// A year of daily values passes 252 properties: a second entity.
-	year, err := series.New(tbl, "emp000123", "2026", series.Layout{Slots: 365, Prefix: "Day"})
+	year, err := series.New(tbl, "emp000123", "2026", series.Layout{Slots: 365, Prefix: "Day"}, nil)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 	fmt.Fprintf(w, "a year of daily values: %d slots in %d entities, read back in order: first week %v\n", len(yv), ys.Segments, yv[:7])
 
 	// Large values spread by the 1 MiB limit.
-	frames, err := series.New(tbl, "sensor7", "frames", series.Layout{Slots: 24})
+	frames, err := series.New(tbl, "sensor7", "frames", series.Layout{Slots: 24}, nil)
 	if err != nil {
 		return err
 	}

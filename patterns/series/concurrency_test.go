@@ -39,8 +39,8 @@ func TestConcurrentAddsLoseNoIncrement(t *testing.T) {
 						// Each writer has its own Series value, as separate
 						// processes would.
 						s := newSeries(t, tbl, "emp000123", "20261122", Layout{Slots: 24},
-							WithAttempts(tc.attempts), WithBackoff(100*time.Microsecond, 5*time.Millisecond),
-							WithSleep(wait.Sleep))
+							Options{Attempts: tc.attempts, Backoff: 100 * time.Microsecond, MaxBackoff: 5 * time.Millisecond,
+								Sleep: wait.Sleep})
 						for range each {
 							_, err := s.Add(t.Context(), 14, 1)
 							switch {
@@ -99,8 +99,8 @@ func TestConcurrentWritersOfASpilledSeries(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s := newSeries(t, tbl, "emp", "2026", Layout{Slots: 366}, WithAttempts(1000),
-					WithBackoff(100*time.Microsecond, 5*time.Millisecond), WithSleep(wait.Sleep))
+				s := newSeries(t, tbl, "emp", "2026", Layout{Slots: 366}, Options{Attempts: 1000,
+					Backoff: 100 * time.Microsecond, MaxBackoff: 5 * time.Millisecond, Sleep: wait.Sleep})
 				for i := range each {
 					slot := (w*61 + i*7) % 366 // writers hit slots in both entities
 					if _, err := s.Add(t.Context(), slot, 1); err != nil {

@@ -12,7 +12,7 @@
 // written in the same entity group transaction as the first one, which
 // fences every write; a read assembles the slots in order.
 //
-//	s, err := series.New(st.Table("Messages"), "emp000123", "20261122", series.Layout{Slots: 24})
+//	s, err := series.New(st.Table("Messages"), "emp000123", "20261122", series.Layout{Slots: 24}, nil)
 //	n, err := s.Add(ctx, 14, 1)         // one more message in the 14:00 hour
 //	snap, err := s.Read(ctx)            // all 24 counters, one request
 //	counts, err := snap.Int64s()

@@ -15,7 +15,7 @@ func ExampleSeries_Add() {
 		panic(err)
 	}
 	// Instant messages an employee sent on one day, per hour: one entity.
-	s, err := series.New(st.Table("Messages"), "emp000123", "20261122", series.Layout{Slots: 24})
+	s, err := series.New(st.Table("Messages"), "emp000123", "20261122", series.Layout{Slots: 24}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -41,7 +41,7 @@ func ExampleSeries_Update() {
 		panic(err)
 	}
 	// A year of daily values passes the 252-property limit of one entity.
-	s, err := series.New(st.Table("Messages"), "emp000123", "2026", series.Layout{Slots: 365, Prefix: "Day"})
+	s, err := series.New(st.Table("Messages"), "emp000123", "2026", series.Layout{Slots: 365, Prefix: "Day"}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -31,11 +31,19 @@ var seeds atomic.Uint64
 func noSleep(context.Context, time.Duration) error { return nil }
 
 // newSeries makes a series on a fresh table of b (or on tbl when given).
-func newSeries(t *testing.T, tbl store.Table, pk, id string, l Layout, opts ...Option) *Series {
+func newSeries(t *testing.T, tbl store.Table, pk, id string, l Layout, opts ...Options) *Series {
 	t.Helper()
 	// Each Series draws from its own seed: two writers with one seed would
 	// make the same write tokens, as no two real writers do.
-	s, err := New(tbl, pk, id, l, append([]Option{WithSleep(noSleep), WithRandom(seeded(seeds.Add(1)))}, opts...)...)
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Sleep == nil {
+		o.Sleep = noSleep
+	}
+	o.Random = seeded(seeds.Add(1))
+	s, err := New(tbl, pk, id, l, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

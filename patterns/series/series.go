@@ -38,8 +38,32 @@ type Series struct {
 	opts   options
 }
 
-// Option configures a Series.
-type Option func(*options)
+// Options tune a Series; a nil *Options, and every zero field, takes the
+// default written beside the field.
+type Options struct {
+	// Attempts bounds the tries of one write that meets a concurrent
+	// writer (default 10); then it fails with ErrContention.
+	Attempts int
+	// Backoff and MaxBackoff set the pauses between tries: a random
+	// duration up to Backoff, doubling per try up to MaxBackoff (defaults
+	// 10 ms and 1 s; MaxBackoff at least Backoff).
+	Backoff, MaxBackoff time.Duration
+	// MaxSegments bounds the entities one series may spread over, 1 to
+	// MaxSegments (the default).
+	MaxSegments int
+	// Now is the clock the errors' elapsed times are read from (default
+	// time.Now).
+	Now func() time.Time
+	// Sleep is the pause between tries (default: a timer that returns
+	// early with ctx's error).
+	Sleep func(context.Context, time.Duration) error
+	// Random is the source of the backoff jitter and of the write tokens
+	// that settle lost answers (default math/rand/v2's Uint64, seeded at
+	// random). It must be safe for concurrent use when the Series is, and
+	// no two writers of a series may share a seed: equal tokens would make
+	// one writer take another's write for its own.
+	Random func() uint64
+}
 
 type options struct {
 	attempts    int
@@ -51,54 +75,61 @@ type options struct {
 	random      func() uint64
 }
 
-// WithAttempts bounds the tries of one write that meets a concurrent
-// writer (default 10); then it fails with ErrContention.
-func WithAttempts(n int) Option { return func(o *options) { o.attempts = n } }
-
-// WithBackoff sets the pauses between tries: a random duration up to
-// base, doubling per try up to max (defaults 10 ms and 1 s).
-func WithBackoff(base, max time.Duration) Option {
-	return func(o *options) { o.backoff, o.maxBackoff = base, max }
+// invalid is a refusal of the package's own checks: it matches
+// store.ErrInvalidInput.
+func invalid(format string, args ...any) error {
+	e := store.Errorf(store.CodeInvalidInput, 400, "series: "+format, args...)
+	e.Source = store.SourceClient
+	return e
 }
-
-// WithMaxSegments bounds the entities one series may spread over, 1 to
-// MaxSegments (the default).
-func WithMaxSegments(n int) Option { return func(o *options) { o.maxSegments = n } }
-
-// WithClock sets the clock the errors' elapsed times are read from.
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
-
-// WithSleep replaces the pause between tries (a timer that returns early
-// with ctx's error).
-func WithSleep(sleep func(context.Context, time.Duration) error) Option {
-	return func(o *options) { o.sleep = sleep }
-}
-
-// WithRandom sets the source of the backoff jitter and of the write
-// tokens that settle lost answers (default math/rand/v2's Uint64, seeded
-// at random). It must be safe for concurrent use when the Series is, and
-// no two writers of a series may share a seed: equal tokens would make one
-// writer take another's write for its own.
-func WithRandom(random func() uint64) Option { return func(o *options) { o.random = random } }
 
 // New returns series id of partition pk in tbl, shaped by layout. The
 // series' entities have the RowKeys keys.Join(id, "000"), keys.Join(id,
 // "001") and so on, so any string may be the id, and other rows may share
-// the partition. New does no I/O; it fails for a partition key the service
-// would refuse and for a bad layout or option.
-func New(tbl store.Table, pk, id string, layout Layout, opts ...Option) (*Series, error) {
-	o := options{attempts: 10, backoff: 10 * time.Millisecond, maxBackoff: time.Second, maxSegments: MaxSegments,
-		now: time.Now, sleep: wait.Sleep, random: rand.Uint64}
-	for _, opt := range opts {
-		opt(&o)
+// the partition. opts may be nil for the defaults. New does no I/O; it
+// fails for a partition key the service would refuse and for a bad layout
+// or option value (an error matching store.ErrInvalidInput that names the
+// field and its limit).
+func New(tbl store.Table, pk, id string, layout Layout, opts *Options) (*Series, error) {
+	var in Options
+	if opts != nil {
+		in = *opts
 	}
 	switch {
-	case o.attempts < 1:
-		return nil, fmt.Errorf("series: WithAttempts(%d): want at least 1", o.attempts)
-	case o.backoff < 0 || o.maxBackoff < o.backoff:
-		return nil, fmt.Errorf("series: WithBackoff(%s, %s): want 0 <= base <= max", o.backoff, o.maxBackoff)
-	case o.maxSegments < 1 || o.maxSegments > MaxSegments:
-		return nil, fmt.Errorf("series: WithMaxSegments(%d): want 1 to %d", o.maxSegments, MaxSegments)
+	case in.Attempts < 0:
+		return nil, invalid("Options.Attempts %d: want 0 (the default, 10) or more", in.Attempts)
+	case in.Backoff < 0:
+		return nil, invalid("Options.Backoff %s: want 0 (the default, 10ms) or more", in.Backoff)
+	case in.MaxBackoff < 0:
+		return nil, invalid("Options.MaxBackoff %s: want 0 (the default, 1s) or more", in.MaxBackoff)
+	case in.MaxSegments < 0 || in.MaxSegments > MaxSegments:
+		return nil, invalid("Options.MaxSegments %d: want 0 (the default) to %d", in.MaxSegments, MaxSegments)
+	}
+	o := options{attempts: 10, backoff: 10 * time.Millisecond, maxBackoff: time.Second, maxSegments: MaxSegments,
+		now: time.Now, sleep: wait.Sleep, random: rand.Uint64}
+	if in.Attempts != 0 {
+		o.attempts = in.Attempts
+	}
+	if in.Backoff != 0 {
+		o.backoff = in.Backoff
+	}
+	if in.MaxBackoff != 0 {
+		o.maxBackoff = in.MaxBackoff
+	}
+	if in.MaxSegments != 0 {
+		o.maxSegments = in.MaxSegments
+	}
+	if in.Now != nil {
+		o.now = in.Now
+	}
+	if in.Sleep != nil {
+		o.sleep = in.Sleep
+	}
+	if in.Random != nil {
+		o.random = in.Random
+	}
+	if o.maxBackoff < o.backoff {
+		return nil, invalid("Options.MaxBackoff %s is below Options.Backoff %s: want at least Backoff", o.maxBackoff, o.backoff)
 	}
 	names, slots, err := layout.names()
 	if err != nil {

@@ -191,7 +191,7 @@ func TestBadInputIsRefusedAndNothingWritten(t *testing.T) {
 		for _, tc := range []struct {
 			pk, id string
 			l      Layout
-			opts   []Option
+			opts   *Options
 			want   string
 		}{
 			{"emp/1", "d", Layout{Slots: 24}, nil, `"emp/1" contains '/'`},
@@ -201,10 +201,11 @@ func TestBadInputIsRefusedAndNothingWritten(t *testing.T) {
 			{"emp", "d", Layout{Slots: MaxSlots + 1}, nil, "Slots 100001 is out of range"},
 			{"emp", "d", Layout{Slots: 24, Prefix: "1x"}, nil, `"1x"`},
 			{"emp", "d", Layout{Slots: 24, Prefix: "a-b"}, nil, `"a-b"`},
-			{"emp", "d", Layout{Slots: 24}, []Option{WithMaxSegments(0)}, "WithMaxSegments(0)"},
-			{"emp", "d", Layout{Slots: 24}, []Option{WithAttempts(0)}, "WithAttempts(0)"},
+			{"emp", "d", Layout{Slots: 24}, &Options{MaxSegments: MaxSegments + 1}, "Options.MaxSegments"},
+			{"emp", "d", Layout{Slots: 24}, &Options{Attempts: -1}, "Options.Attempts -1: want 0 (the default, 10) or more"},
+			{"emp", "d", Layout{Slots: 24}, &Options{Backoff: 1e9, MaxBackoff: 1e6}, "Options.MaxBackoff 1ms is below Options.Backoff 1s"},
 		} {
-			if _, err := New(tbl, tc.pk, tc.id, tc.l, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := New(tbl, tc.pk, tc.id, tc.l, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New(%q, %q, %+v): %v, want %s", tc.pk, tc.id, tc.l, err, tc.want)
 			}
 		}
@@ -214,7 +215,7 @@ func TestBadInputIsRefusedAndNothingWritten(t *testing.T) {
 			t.Fatalf("id with forbidden characters: %v", err)
 		}
 
-		s := newSeries(t, tbl, "emp", "d", Layout{Slots: 24}, WithMaxSegments(1))
+		s := newSeries(t, tbl, "emp", "d", Layout{Slots: 24}, Options{MaxSegments: 1})
 		if _, err := s.Add(t.Context(), 1, 5); err != nil {
 			t.Fatal(err)
 		}

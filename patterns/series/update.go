@@ -16,7 +16,7 @@ import (
 // slot, nil where unset; it may keep nothing of it) and returns the slots
 // to change, a nil value clearing a slot. The change is written with a
 // merge conditional on the ETags read; when another writer got in first,
-// the series is read again and fn called again, up to WithAttempts times
+// the series is read again and fn called again, up to Options.Attempts times
 // with jittered backoff in between, then the write fails with
 // ErrContention. fn must therefore have no side effects. Returning no
 // changes writes nothing.
