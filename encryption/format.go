@@ -431,46 +431,50 @@ func valueSize(v any) int {
 	return 32
 }
 
-// parseValue reverses appendValue; a string or binary value shares p.
-func parseValue(p []byte) (any, bool) {
+// readValue reverses appendValue and hands the value of property name
+// to r through its typed setter, without boxing it in an interface; a
+// binary value shares p. ok is false for a malformed plaintext, and err
+// is r's error.
+func readValue(r store.EntityReader, name string, p []byte) (ok bool, err error) {
 	if len(p) == 0 {
-		return nil, false
+		return false, nil
 	}
 	t, p := p[0], p[1:]
 	switch t {
 	case tString:
-		return string(p), utf8.Valid(p)
+		if !utf8.Valid(p) {
+			return false, nil
+		}
+		return true, r.SetString(name, string(p))
 	case tBinary:
-		return p, true
+		return true, r.SetBinary(name, p)
 	case tBool:
 		if len(p) == 1 && p[0] <= 1 {
-			return p[0] == 1, true
+			return true, r.SetBool(name, p[0] == 1)
 		}
 	case tInt32:
 		if len(p) == 4 {
-			return int32(binary.BigEndian.Uint32(p)), true
+			return true, r.SetInt32(name, int32(binary.BigEndian.Uint32(p)))
 		}
 	case tInt64:
 		if len(p) == 8 {
-			return int64(binary.BigEndian.Uint64(p)), true
+			return true, r.SetInt64(name, int64(binary.BigEndian.Uint64(p)))
 		}
 	case tDouble:
 		if len(p) == 8 {
-			return math.Float64frombits(binary.BigEndian.Uint64(p)), true
+			return true, r.SetDouble(name, math.Float64frombits(binary.BigEndian.Uint64(p)))
 		}
 	case tTime:
 		if len(p) == 12 {
 			ns := binary.BigEndian.Uint32(p[8:])
 			if ns < 1e9 {
-				return time.Unix(int64(binary.BigEndian.Uint64(p)), int64(ns)).UTC(), true
+				return true, r.SetTime(name, time.Unix(int64(binary.BigEndian.Uint64(p)), int64(ns)).UTC())
 			}
 		}
 	case tGUID:
 		if len(p) == 16 {
-			var g store.GUID
-			copy(g[:], p)
-			return g, true
+			return true, r.SetGUID(name, store.GUID(p))
 		}
 	}
-	return nil, false
+	return false, nil
 }

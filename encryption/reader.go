@@ -237,11 +237,11 @@ func (d *decReader) flushGCM() error {
 		if err != nil {
 			return d.fail(b.name, "the ciphertext fails authentication (changed, moved from another row, table or property, or sealed under another key)", nil)
 		}
-		v, ok := parseValue(pt)
+		ok, err := readValue(d.r, b.name, pt)
 		if !ok {
 			return d.fail(b.name, "the decrypted value is malformed", nil)
 		}
-		if err := store.ReadValue(d.r, b.name, v); err != nil {
+		if err != nil {
 			return err
 		}
 	}
