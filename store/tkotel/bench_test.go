@@ -32,8 +32,8 @@ func (discard) Shutdown(context.Context) error                             { ret
 // (instrumentation off), metered, traced through no-op providers, and
 // traced and measured by the SDK (every span sampled and batched to a
 // discarding exporter, metrics aggregated for a reader, azcore's HTTP
-// spans too).
-func benchRepos(b *testing.B) (plain, metered, noop, on *mapper.Repository[Order]) {
+// spans too), and the same without azcore's spans (tablekit's own).
+func benchRepos(b *testing.B) (plain, metered, noop, own, on *mapper.Repository[Order]) {
 	conn := azuritetest.Conn(b)
 	open := func(o *azstore.Options) store.Store {
 		st, err := azstore.NewFromConnectionString(conn, o)
@@ -64,6 +64,7 @@ func benchRepos(b *testing.B) (plain, metered, noop, on *mapper.Repository[Order
 	return mapper.NewRepository[Order](base, name),
 		mapper.NewRepository[Order](mst, name),
 		mapper.NewRepository[Order](nin.Store(open(&azstore.Options{TracingProvider: nin.AzureProvider()})), name),
+		mapper.NewRepository[Order](in.Store(open(nil)), name),
 		mapper.NewRepository[Order](in.Store(open(&azstore.Options{TracingProvider: in.AzureProvider()})), name)
 }
 
@@ -72,7 +73,7 @@ func benchRepos(b *testing.B) (plain, metered, noop, on *mapper.Repository[Order
 // through no-op providers, and traced and measured by the SDK, in
 // interleaved rounds; the CPU column is the client's own cost.
 func BenchmarkTracingPointGetInterleaved(b *testing.B) {
-	plain, metered, noop, on := benchRepos(b)
+	plain, metered, noop, own, on := benchRepos(b)
 	ctx := b.Context()
 	const n = 100
 	for i := range n {
@@ -91,6 +92,7 @@ func BenchmarkTracingPointGetInterleaved(b *testing.B) {
 		interleave.Case{Name: "off", Op: get(plain)},
 		interleave.Case{Name: "meter", Op: get(metered)},
 		interleave.Case{Name: "tkotel/noop-providers", Op: get(noop)},
+		interleave.Case{Name: "tkotel/sdk-on-tablekit-spans", Op: get(own)},
 		interleave.Case{Name: "tkotel/sdk-on", Op: get(on)},
 	)
 	if err != nil {
