@@ -1,0 +1,290 @@
+package model_test
+
+import (
+	"context"
+	"fmt"
+
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/model"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/store"
+)
+
+type Employee struct {
+	Dept     string     `table:",pk"`
+	ID       string     `table:",rk"`
+	ETag     store.ETag `table:",etag"`
+	Email    string
+	Badge    string
+	LastName string
+	Team     string
+	N        int
+}
+
+// feature names of the composition tests.
+const (
+	fUnique  = "unique"  // Unique("badge") in the partition
+	fIndex   = "index"   // Index("team") in the partition
+	fGUnique = "gunique" // GlobalUnique("email")
+	fGIndex  = "gindex"  // GlobalIndex("lastname")
+	fLog     = "log"
+)
+
+var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog}
+
+func features(names []string) []model.Feature[Employee] {
+	var out []model.Feature[Employee]
+	for _, n := range names {
+		switch n {
+		case fUnique:
+			out = append(out, model.Unique("badge", func(e *Employee) string { return e.Badge }))
+		case fIndex:
+			out = append(out, model.Index("team", func(e *Employee) string { return e.Team }))
+		case fGUnique:
+			out = append(out, model.GlobalUnique("email", func(e *Employee) string { return e.Email }))
+		case fGIndex:
+			out = append(out, model.GlobalIndex("lastname", func(e *Employee) string { return e.LastName }))
+		case fLog:
+			out = append(out, model.Log[Employee]())
+		}
+	}
+	return out
+}
+
+// fixture is one model over a fresh table on one backend, with its
+// engine; restart builds both again over the same store (after a crash).
+type fixture struct {
+	e     eventualtest.Env
+	st    store.Store
+	table string
+	o     eventualtest.Options
+	mo    model.Options
+	names []string
+	eng   *eventual.Engine
+	m     *model.Model[Employee]
+}
+
+func newFixture(t *testing.T, e eventualtest.Env, st store.Store, names []string) *fixture {
+	t.Helper()
+	if st == nil {
+		st = e.B.Store
+	}
+	f := &fixture{e: e, st: st, names: names}
+	f.table = e.B.NewTable(t, "Model")
+	f.o = e.Opts("model")
+	f.mo = model.Options{Now: e.Now}
+	// The queues are made once, through the real store.
+	eventualtest.NewEngine(t, e.B.Store, f.o)
+	f.restart(t)
+	return f
+}
+
+func (f *fixture) restart(t *testing.T) {
+	t.Helper()
+	eng, err := f.o.New(f.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo := f.mo
+	mo.Engine = eng
+	m, err := model.Define(f.st, f.table, &mo, features(f.names)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.eng, f.m = eng, m
+}
+
+func (f *fixture) drain(t *testing.T) {
+	t.Helper()
+	eventualtest.Drain(t, f.e, &f.eng, f.o, f.e.B.Store, f.table)
+}
+
+func (f *fixture) has(n string) bool {
+	for _, x := range f.names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// report is what the independent check of a drained table found.
+type report struct {
+	entities, copies, logRows, claimsLeft int
+	lost, duplicated, older               []string
+}
+
+func (r report) bad() bool { return len(r.lost)+len(r.duplicated)+len(r.older) > 0 }
+
+func (r report) String() string {
+	return fmt.Sprintf("entities %d, copies %d, log rows %d, claims left %d: lost %d %v, duplicated %d %v, older-over-newer %d %v",
+		r.entities, r.copies, r.logRows, r.claimsLeft, len(r.lost), r.lost, len(r.duplicated), r.duplicated, len(r.older), r.older)
+}
+
+type stored struct {
+	pk, id  string
+	v       int64
+	props   map[string]any
+	emp     Employee
+	logTop  int64
+	logSeen bool
+}
+
+func ownProps(p map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range p {
+		if !strings.HasPrefix(k, "Tk") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func same(a, b map[string]any) bool { return reflect.DeepEqual(ownProps(a), ownProps(b)) }
+
+// verify reads the whole table and checks, independently of the model's
+// code, that every entity's copies and log agree with it and that no
+// copy is left that no entity maps to.
+func (f *fixture) verify(t *testing.T) report {
+	t.Helper()
+	ctx := context.Background()
+	var r report
+	ents := map[string]*stored{} // Join(pk, id)
+	var rows []store.Entity
+	for row, err := range store.All(ctx, f.e.B.Store.Table(f.table), store.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, row)
+	}
+	entKey := func(pk, id string) string { k, _ := keys.Join(pk, id); return k }
+	for _, row := range rows {
+		parts, err := keys.Split(row.RowKey)
+		if err != nil || row.RowKey == "" || strings.HasPrefix(row.RowKey, "\uFFFD") {
+			continue
+		}
+		if pp, _ := keys.Split(row.PartitionKey); len(pp) == 3 && pp[0] == "x" {
+			continue
+		}
+		if parts[0] == "e" && len(parts) == 2 {
+			s := &stored{pk: row.PartitionKey, id: parts[1], v: eventual.VersionOf(&row), props: row.Properties}
+			s.emp = Employee{Dept: row.PartitionKey, ID: parts[1]}
+			s.emp.Email, _ = row.Properties["Email"].(string)
+			s.emp.Badge, _ = row.Properties["Badge"].(string)
+			s.emp.LastName, _ = row.Properties["LastName"].(string)
+			s.emp.Team, _ = row.Properties["Team"].(string)
+			ents[entKey(s.pk, s.id)] = s
+			r.entities++
+		}
+	}
+	// Rows that must exist, keyed by table/pk/rk -> (entity, version).
+	type want struct {
+		s    *stored
+		name string
+	}
+	wanted := map[[2]string]want{}
+	for _, s := range ents {
+		add := func(name, pk, rk string) { wanted[[2]string{pk, rk}] = want{s, name} }
+		if f.has(fUnique) && s.emp.Badge != "" {
+			rk, _ := keys.Join("u", "badge", s.emp.Badge)
+			add("badge", s.pk, rk)
+		}
+		if f.has(fIndex) && s.emp.Team != "" {
+			rk, _ := keys.Join("i", "team", s.emp.Team, s.id)
+			add("team", s.pk, rk)
+		}
+		if f.has(fGUnique) && s.emp.Email != "" {
+			pk, _ := keys.Join("x", "email", s.emp.Email)
+			add("email", pk, "u")
+		}
+		if f.has(fGIndex) && s.emp.LastName != "" {
+			pk, _ := keys.Join("x", "lastname", s.emp.LastName)
+			rk, _ := keys.Join(f.table, s.pk, s.id)
+			add("lastname", pk, rk)
+		}
+	}
+	found := map[[2]string]bool{}
+	for _, row := range rows {
+		if row.RowKey == "" || strings.HasPrefix(row.RowKey, "\uFFFD") {
+			continue
+		}
+		parts, _ := keys.Split(row.RowKey)
+		pp, _ := keys.Split(row.PartitionKey)
+		global := len(pp) == 3 && pp[0] == "x"
+		if !global && len(parts) > 0 && parts[0] == "e" {
+			continue
+		}
+		if !global && len(parts) > 0 && parts[0] == "l" {
+			r.logRows++
+			s := ents[entKey(row.PartitionKey, parts[1])]
+			if s == nil {
+				continue // the history of a deleted entity
+			}
+			if v := eventual.VersionOf(&row); v > s.logTop {
+				s.logTop = v
+				s.logSeen = same(row.Properties, s.props)
+			}
+			continue
+		}
+		k := [2]string{row.PartitionKey, row.RowKey}
+		w, ok := wanted[k]
+		v := eventual.VersionOf(&row)
+		if global && v == 0 {
+			if ok && w.name == "email" || ok && w.name == "lastname" {
+				// The entity's claim, its copy never written.
+				r.lost = append(r.lost, fmt.Sprintf("%s copy of %s/%s is a bare claim", w.name, w.s.pk, w.s.id))
+				found[k] = true
+				continue
+			}
+			r.claimsLeft++
+			continue
+		}
+		r.copies++
+		if !ok {
+			r.duplicated = append(r.duplicated, fmt.Sprintf("row (%q, %q) v%d belongs to no entity", row.PartitionKey, row.RowKey, v))
+			continue
+		}
+		found[k] = true
+		if global {
+			if src, _ := row.Properties[model.SourceRowProperty].(string); src != mustJoin("e", w.s.id) ||
+				row.Properties[model.SourcePartitionProperty] != w.s.pk {
+				r.duplicated = append(r.duplicated, fmt.Sprintf("%s copy (%q, %q) names another entity", w.name, row.PartitionKey, row.RowKey))
+				continue
+			}
+		}
+		if v < w.s.v || !same(row.Properties, w.s.props) {
+			r.older = append(r.older, fmt.Sprintf("%s copy of %s/%s at v%d, entity at v%d", w.name, w.s.pk, w.s.id, v, w.s.v))
+		}
+	}
+	for k, w := range wanted {
+		if !found[k] {
+			r.lost = append(r.lost, fmt.Sprintf("%s copy of %s/%s missing", w.name, w.s.pk, w.s.id))
+		}
+	}
+	if f.has(fLog) {
+		for _, s := range ents {
+			if s.logTop != s.v || !s.logSeen {
+				r.older = append(r.older, fmt.Sprintf("log of %s/%s: newest v%d, entity v%d", s.pk, s.id, s.logTop, s.v))
+			}
+		}
+	}
+	sort.Strings(r.lost)
+	sort.Strings(r.duplicated)
+	sort.Strings(r.older)
+	return r
+}
+
+func mustJoin(parts ...string) string {
+	k, err := keys.Join(parts...)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+

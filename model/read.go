@@ -1,0 +1,261 @@
+package model
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// notFound is the model's answer for a key or value nothing holds: it
+// matches store.ErrNotFound.
+func notFound(format string, args ...any) error {
+	return clientErr(store.CodeResourceNotFound, 404, "model: "+format, args...)
+}
+
+// Get reads entity (pk, id), with its ETag in v's etag field (when v has
+// one). A missing entity is an error matching store.ErrNotFound.
+func (m *Model[T]) Get(ctx context.Context, pk, id string) (*T, error) {
+	v, _, err := m.get(ctx, pk, id)
+	return v, err
+}
+
+func (m *Model[T]) get(ctx context.Context, pk, id string) (*T, store.Entity, error) {
+	if ctx == nil {
+		return nil, store.Entity{}, refuse("the context is nil")
+	}
+	ek, err := entityKey(id)
+	if err != nil {
+		return nil, store.Entity{}, refuse("id %q: %v", id, err)
+	}
+	row, err := m.st.Table(m.table).Get(ctx, pk, ek, nil)
+	if err != nil {
+		return nil, row, err
+	}
+	v, err := decodeProps[T](pk, id, own(row.Properties), row.ETag)
+	return v, row, err
+}
+
+func (m *Model[T]) index(name string, global bool) (*Feature[T], error) {
+	f := m.byName[name]
+	if f == nil {
+		return nil, refuse("no index %q is declared", name)
+	}
+	if f.global != global {
+		if global {
+			return nil, refuse("index %s is in the entity's partition: use FindIn or FindAllIn with the partition", name)
+		}
+		return nil, refuse("index %s is global: use Find or FindAll", name)
+	}
+	return f, nil
+}
+
+// FindIn returns the entity of partition pk holding value in unique
+// index name of the partition: one point read of its copy, written in the
+// entity's own transaction, so never behind.
+func (m *Model[T]) FindIn(ctx context.Context, pk, name, value string) (*T, error) {
+	f, err := m.index(name, false)
+	if err != nil {
+		return nil, err
+	}
+	if !f.unique {
+		return nil, refuse("index %s is not unique: use FindAllIn", name)
+	}
+	rk, err := localKey(f, value, "")
+	if err != nil {
+		return nil, refuse("index %s: value %q: %v", name, value, err)
+	}
+	row, err := m.st.Table(m.table).Get(ctx, pk, rk, nil)
+	if store.EntityNotFound(err) {
+		return nil, notFound("no entity of partition %q holds %s %q", pk, name, value)
+	}
+	if err != nil {
+		return nil, err
+	}
+	id, _ := row.Properties[IDProperty].(string)
+	return decodeProps[T](pk, id, own(row.Properties), "")
+}
+
+// FindAllIn returns the entities of partition pk holding value in index
+// name of the partition, by id: one range query of its copies.
+func (m *Model[T]) FindAllIn(ctx context.Context, pk, name, value string) ([]*T, error) {
+	f, err := m.index(name, false)
+	if err != nil {
+		return nil, err
+	}
+	if f.unique {
+		v, err := m.FindIn(ctx, pk, name, value)
+		if store.EntityNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*T{v}, nil
+	}
+	rng, err := keys.PrefixOf("i", f.name, value)
+	if err != nil {
+		return nil, refuse("index %s: value %q: %v", name, value, err)
+	}
+	c := filter.PK.Eq(pk).And(filter.RK.InRange(rng))
+	if err := c.Err(); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	var out []*T
+	for row, err := range store.All(ctx, m.st.Table(m.table), store.Query{Filter: c.String()}) {
+		if err != nil {
+			return nil, err
+		}
+		id, _ := row.Properties[IDProperty].(string)
+		v, err := decodeProps[T](pk, id, own(row.Properties), "")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Find returns the entity holding value in globally unique index name.
+// It reads the row at the value (a copy, or the claim a write makes
+// before it commits), then the entity that row names, and returns the
+// entity as stored now (with its ETag) when it holds the value: a write
+// is found as soon as it returns, before the engine wrote its copy, and a
+// copy left behind by an entity that gave the value up is never returned.
+// Nothing holding the value is an error matching store.ErrNotFound. Two
+// point reads.
+func (m *Model[T]) Find(ctx context.Context, name, value string) (*T, error) {
+	f, err := m.index(name, true)
+	if err != nil {
+		return nil, err
+	}
+	if !f.unique {
+		return nil, refuse("index %s is not unique: use FindAll", name)
+	}
+	a, err := m.globalAt(f, value, "", "")
+	if err != nil {
+		return nil, refuse("index %s: value %q: %v", name, value, err)
+	}
+	row, err := m.st.Table(m.itable).Get(ctx, a.pk, a.rk, nil)
+	if store.EntityNotFound(err) {
+		return nil, notFound("no entity holds %s %q", name, value)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, ok, err := m.verify(ctx, f, owner(&row), a)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFound("no entity holds %s %q (the row there is %s's, which no longer holds it)", name, value, owner(&row))
+	}
+	return v, nil
+}
+
+// FindAll returns the entities holding value in global index name, as
+// stored now: every row of the value's partition (copies, and the
+// markers a write leaves before it commits) names an entity, each read
+// and kept only if it holds the value. One range query and one point read
+// per entity.
+func (m *Model[T]) FindAll(ctx context.Context, name, value string) ([]*T, error) {
+	f, err := m.index(name, true)
+	if err != nil {
+		return nil, err
+	}
+	if f.unique {
+		v, err := m.Find(ctx, name, value)
+		if store.EntityNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*T{v}, nil
+	}
+	p, err := keys.Join("x", f.name, value)
+	if err != nil {
+		return nil, refuse("index %s: value %q: %v", name, value, err)
+	}
+	c := filter.PK.Eq(p)
+	var out []*T
+	seen := map[eventual.Ref]bool{}
+	for row, err := range store.All(ctx, m.st.Table(m.itable), store.Query{Filter: c.String()}) {
+		if err != nil {
+			return nil, err
+		}
+		o := owner(&row)
+		if seen[o] {
+			continue
+		}
+		seen[o] = true
+		v, ok, err := m.verify(ctx, f, o, at{row.PartitionKey, row.RowKey})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// verify reads entity o and reports whether it maps to the row at a.
+func (m *Model[T]) verify(ctx context.Context, f *Feature[T], o eventual.Ref, a at) (*T, bool, error) {
+	if o.Table != m.table {
+		return nil, false, nil
+	}
+	row, found, holds, err := m.current(ctx, f, o, a)
+	if err != nil || !found || !holds {
+		return nil, false, err
+	}
+	v, err := decodeProps[T](o.PartitionKey, idOf(o.RowKey), own(row.Properties), row.ETag)
+	return v, err == nil, err
+}
+
+// Entry is one row of an entity's change log.
+type Entry[T any] struct {
+	// Op is "insert", "update" or "delete".
+	Op string
+	// Version is the partition version of the write.
+	Version int64
+	// Entity is the state the write left (nil for a delete).
+	Entity *T
+}
+
+// Log returns the last n entries of entity (pk, id)'s change log, newest
+// first: one range query (a page of n rows).
+func (m *Model[T]) Log(ctx context.Context, pk, id string, n int) ([]Entry[T], error) {
+	if !m.log {
+		return nil, refuse("no log is declared")
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	rng, err := keys.PrefixOf("l", id)
+	if err != nil {
+		return nil, refuse("id %q: %v", id, err)
+	}
+	c := filter.PK.Eq(pk).And(filter.RK.InRange(rng))
+	var out []Entry[T]
+	for row, err := range store.All(ctx, m.st.Table(m.table), store.Query{Filter: c.String(), Top: n}) {
+		if err != nil {
+			return nil, err
+		}
+		e := Entry[T]{Version: eventual.VersionOf(&row)}
+		e.Op, _ = row.Properties[OpProperty].(string)
+		if e.Op != "delete" {
+			if e.Entity, err = decodeProps[T](pk, id, own(row.Properties), ""); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e)
+		if len(out) == n {
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,371 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/store"
+)
+
+// writeKind is what the caller asked for.
+type writeKind int
+
+const (
+	wInsert writeKind = iota + 1
+	wUpdate
+	wUpsert
+	wDelete
+)
+
+// encode maps v to its keys and properties, refusing properties the model
+// keeps for itself.
+func (m *Model[T]) encode(v *T) (pk, id string, props map[string]any, err error) {
+	if v == nil {
+		return "", "", nil, refuse("nil %T", v)
+	}
+	e, err := mapper.Encode(v)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("model: %w", err)
+	}
+	for k := range e.Properties {
+		if strings.HasPrefix(k, "Tk") {
+			return "", "", nil, refuse("property %s of %T: names starting with Tk are the model's own", k, v)
+		}
+	}
+	if err := store.ValidateKeys(e.PartitionKey, e.RowKey); err != nil {
+		return "", "", nil, fmt.Errorf("model: entity (%q, %q): %w", e.PartitionKey, e.RowKey, err)
+	}
+	return e.PartitionKey, e.RowKey, e.Properties, nil
+}
+
+// decodeProps maps an entity's keys and properties to a T.
+func decodeProps[T any](pk, id string, props map[string]any, etag store.ETag) (*T, error) {
+	var v T
+	if err := mapper.Decode(store.Entity{PartitionKey: pk, RowKey: id, ETag: etag, Properties: props}, &v); err != nil {
+		return nil, fmt.Errorf("model: decode (%q, %q): %w", pk, id, err)
+	}
+	return &v, nil
+}
+
+// own strips the model's properties from a stored row's.
+func own(props map[string]any) map[string]any {
+	out := make(map[string]any, len(props))
+	for k, v := range props {
+		if !strings.HasPrefix(k, "Tk") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Insert adds *v: the entity, its copies in its partition and its log row
+// in one transaction with the intent to write its copies elsewhere, after
+// claiming its globally unique values. It stores the new ETag in v (when
+// v has an etag field). An existing entity, or a unique value another
+// entity holds, is a *partition.DuplicateError (partition.ErrDuplicate).
+func (m *Model[T]) Insert(ctx context.Context, v *T) error {
+	return m.put(ctx, wInsert, v, store.Replace)
+}
+
+// Update merges or replaces the stored entity with *v. When v's etag
+// field holds an ETag the write applies only over that ETag (a
+// *partition.ChangedError otherwise); a missing entity is a
+// *partition.ChangedError with Missing set. Copies whose value changed are
+// moved: the old removed, the new written, in the same plan.
+func (m *Model[T]) Update(ctx context.Context, v *T, mode store.UpdateMode) error {
+	return m.put(ctx, wUpdate, v, mode)
+}
+
+// Upsert inserts *v, or merges or replaces the stored entity with it.
+func (m *Model[T]) Upsert(ctx context.Context, v *T, mode store.UpdateMode) error {
+	return m.put(ctx, wUpsert, v, mode)
+}
+
+// Delete removes entity (pk, id), every copy of it and (through the
+// engine) its copies elsewhere; the log keeps its history and records the
+// delete. ifMatch is the ETag the entity must still have, or "" for any.
+func (m *Model[T]) Delete(ctx context.Context, pk, id string, ifMatch store.ETag) error {
+	if ctx == nil {
+		return refuse("the context is nil")
+	}
+	if err := store.ValidateKeys(pk, id); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	_, err := m.write(ctx, wDelete, pk, id, nil, store.Replace, ifMatch)
+	return err
+}
+
+func (m *Model[T]) put(ctx context.Context, k writeKind, v *T, mode store.UpdateMode) error {
+	if ctx == nil {
+		return refuse("the context is nil")
+	}
+	pk, id, props, err := m.encode(v)
+	if err != nil {
+		return err
+	}
+	var ifMatch store.ETag
+	if k == wUpdate {
+		ifMatch = mapper.ETagOf(v)
+	}
+	etag, err := m.write(ctx, k, pk, id, props, mode, ifMatch)
+	if err != nil {
+		return err
+	}
+	if etag != "" {
+		_ = mapper.SetETag(v, etag)
+	}
+	return nil
+}
+
+// txWrite is what one attempt of a write planned: enough to release its
+// claims and name a taken value.
+type txWrite struct {
+	labels map[string][2]string // row label -> index, value
+	claims []heldClaim
+}
+
+// write plans and commits one write of entity (pk, id): props is the new
+// state as the caller gave it (nil for a delete). It returns the entity's
+// new ETag ("" when unknown or deleted).
+func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props map[string]any, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
+	ek, err := entityKey(id)
+	if err != nil {
+		return "", refuse("id %q: %v", id, err)
+	}
+	token, err := newToken()
+	if err != nil {
+		return "", err
+	}
+	var w txWrite
+	res, err := m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
+		w.labels = map[string][2]string{}
+		return m.plan(ctx, tx, &w, token, k, pk, id, ek, props, mode, ifMatch)
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrUnknownOutcome) {
+			m.release(ctx, w.claims)
+		}
+		return "", m.named(ctx, pk, err, w.labels)
+	}
+	if k == wDelete || len(res.ETags) == 0 {
+		return "", nil
+	}
+	return res.ETags[0], nil
+}
+
+// plan adds every row of one write to tx: the entity first, then the
+// copies in its partition, the log row, the intent for the copies
+// elsewhere (claiming new globally unique values before).
+func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token string, k writeKind, pk, id, ek string,
+	props map[string]any, mode store.UpdateMode, ifMatch store.ETag) error {
+	cur, err := m.st.Table(m.table).Get(ctx, pk, ek, nil)
+	found := err == nil
+	if err != nil && !store.EntityNotFound(err) {
+		return err
+	}
+	row := partition.Row{Label: "entity", Index: 0, RowKey: ek}
+	switch {
+	case k == wInsert && found:
+		row.Kind = store.ActionInsert
+		return &partition.DuplicateError{Table: m.table, Partition: pk, Row: row,
+			Err: clientErr(store.CodeEntityAlreadyExists, 409, "model: entity %q exists", id)}
+	case (k == wUpdate || k == wDelete) && !found:
+		row.Kind = store.ActionUpdateReplace
+		return &partition.ChangedError{Table: m.table, Partition: pk, Row: row, Missing: true,
+			Err: clientErr(store.CodeResourceNotFound, 404, "model: entity %q does not exist", id)}
+	case (k == wUpdate || k == wDelete) && ifMatch != "" && ifMatch != store.ETagAny && ifMatch != cur.ETag:
+		row.Kind = store.ActionUpdateReplace
+		return &partition.ChangedError{Table: m.table, Partition: pk, Row: row,
+			Err: clientErr(store.CodeUpdateConditionNotSatisfied, 412, "model: entity %q changed since it was read", id)}
+	}
+	var old, now *T
+	var oldProps, newProps map[string]any
+	if found {
+		oldProps = own(cur.Properties)
+		if old, err = decodeProps[T](pk, id, oldProps, ""); err != nil {
+			return err
+		}
+	}
+	if k != wDelete {
+		newProps = props
+		if found && mode == store.Merge {
+			newProps = maps.Clone(oldProps)
+			maps.Copy(newProps, props)
+		}
+		if now, err = decodeProps[T](pk, id, newProps, ""); err != nil {
+			return err
+		}
+	}
+	// The entity: replaced over the ETag read (under the fence), so a
+	// row changed without the model since is reported, never overwritten.
+	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: newProps}
+	switch {
+	case k == wDelete:
+		err = tx.Delete("entity", ek, cur.ETag)
+	case found:
+		err = tx.Update("entity", ent, store.Replace, cur.ETag)
+	default:
+		err = tx.Insert("entity", ent)
+	}
+	if err != nil {
+		return err
+	}
+	// Copies in the partition.
+	for _, f := range m.specs {
+		if f.global {
+			continue
+		}
+		var was, is string
+		if old != nil {
+			if val := f.value(old); val != "" {
+				if was, err = localKey(f, val, id); err != nil {
+					was = "" // a stored value made a valid key when written
+				}
+			}
+		}
+		if now != nil {
+			if val := f.value(now); val != "" {
+				if is, err = localKey(f, val, id); err != nil {
+					return refuse("index %s: value %q: %v", f.name, val, err)
+				}
+				label := "index " + f.name
+				w.labels[label] = [2]string{f.name, val}
+				c := store.Entity{RowKey: is, Properties: maps.Clone(newProps)}
+				c.Properties[IDProperty] = id
+				if is == was {
+					err = tx.Update(label, c, store.Replace, store.ETagAny)
+				} else {
+					err = tx.Insert(label, c)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		if was != "" && was != is {
+			if err := tx.Delete("old index "+f.name, was, store.ETagAny); err != nil {
+				return err
+			}
+		}
+	}
+	if m.log {
+		lk, err := logKey(id, tx.Version())
+		if err != nil {
+			return err
+		}
+		op := "update"
+		switch {
+		case k == wDelete:
+			op = "delete"
+		case !found:
+			op = "insert"
+		}
+		lp := map[string]any{OpProperty: op, IDProperty: id}
+		if newProps != nil {
+			maps.Copy(lp, newProps)
+		}
+		if err := tx.Insert("log", store.Entity{RowKey: lk, Properties: lp}); err != nil {
+			return err
+		}
+	}
+	return m.planGlobal(ctx, tx, w, token, pk, id, ek, old, now, newProps)
+}
+
+// planGlobal claims the entity's new global values and adds the intent
+// for its copies in the index table: a removal of every copy whose value
+// went away, then a put of every copy of the new state.
+func (m *Model[T]) planGlobal(ctx context.Context, tx *eventual.Tx, w *txWrite, token, pk, id, ek string, old, now *T, newProps map[string]any) error {
+	var dels, puts []eventual.Step
+	src := eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek}
+	for _, f := range m.specs {
+		if !f.global {
+			continue
+		}
+		var was, is at
+		if old != nil {
+			if val := f.value(old); val != "" {
+				was, _ = m.globalAt(f, val, pk, id)
+			}
+		}
+		if now != nil {
+			if val := f.value(now); val != "" {
+				a, err := m.globalAt(f, val, pk, id)
+				if err != nil {
+					return refuse("index %s: value %q: %v", f.name, val, err)
+				}
+				is = a
+				c := store.Entity{PartitionKey: is.pk, RowKey: is.rk, Properties: maps.Clone(newProps)}
+				m.stampOwner(c.Properties, src)
+				if err := store.ValidateEntity(&c); err != nil {
+					return fmt.Errorf("model: index %s: value %q: the copy cannot be stored: %w", f.name, val, err)
+				}
+				puts = append(puts, m.newStep(f, actPut, c, token))
+				if was != is {
+					h, err := m.claim(ctx, f, is, val, src, token)
+					if err != nil {
+						return err
+					}
+					w.claims = append(w.claims, h)
+				}
+			}
+		}
+		if was.rk != "" && was != is {
+			c := store.Entity{PartitionKey: was.pk, RowKey: was.rk}
+			dels = append(dels, m.newStep(f, actDel, c, ""))
+		}
+	}
+	steps := append(dels, puts...)
+	if len(steps) == 0 {
+		return nil
+	}
+	return tx.Then(ctx, ek, steps...)
+}
+
+func (m *Model[T]) stampOwner(p map[string]any, src eventual.Ref) {
+	p[SourceTableProperty] = src.Table
+	p[SourcePartitionProperty] = src.PartitionKey
+	p[SourceRowProperty] = src.RowKey
+}
+
+// named fills a duplicate of a unique index in the partition with the
+// index, the value and the holder.
+func (m *Model[T]) named(ctx context.Context, pk string, err error, labels map[string][2]string) error {
+	var de *partition.DuplicateError
+	if !errors.As(err, &de) || de.IndexName != "" {
+		return err
+	}
+	iv, ok := labels[de.Label]
+	if !ok {
+		return err
+	}
+	de.IndexName, de.Value = iv[0], iv[1]
+	if row, gerr := m.st.Table(m.table).Get(ctx, pk, de.RowKey, nil); gerr == nil {
+		if hid, _ := row.Properties[IDProperty].(string); hid != "" {
+			hk, _ := entityKey(hid)
+			de.Holder = partition.Ref{PartitionKey: pk, RowKey: hk}
+		}
+	}
+	return err
+}
+
+func clientErr(code string, status int, format string, args ...any) *store.Error {
+	e := store.Errorf(code, status, format, args...)
+	e.Source = store.SourceClient
+	return e
+}
+
+// idOf returns the id of an entity RowKey, "" for another kind of row.
+func idOf(rk string) string {
+	parts, err := keys.Split(rk)
+	if err != nil || len(parts) != 2 || parts[0] != "e" {
+		return ""
+	}
+	return parts[1]
+}
