@@ -1,0 +1,292 @@
+package model_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/store"
+)
+
+// cands tracks, per entity a writer owns, every state it may hold: one
+// after a write that answered, the old ones and the new one after a
+// write whose outcome is unknown (a crash, a lost answer).
+type cands map[string][]*Employee
+
+func (c cands) set(k string, e *Employee)   { c[k] = []*Employee{e} }
+func (c cands) maybe(k string, e *Employee) { c[k] = append(c[k], e) }
+
+// check compares the stored entity with the candidates: lost counts an
+// entity that holds none of them.
+func (c cands) check(t *testing.T, f *fixture) (lost []string) {
+	ctx := context.Background()
+	for k, list := range c {
+		if len(list) == 0 {
+			continue
+		}
+		dept, id, _ := strings.Cut(k, "/")
+		got, err := f.m.Get(ctx, dept, id)
+		if err != nil && !store.EntityNotFound(err) {
+			t.Fatal(err)
+		}
+		ok := false
+		for _, w := range list {
+			switch {
+			case w == nil:
+				ok = ok || err != nil
+			case err == nil:
+				g := *got
+				g.ETag = ""
+				ok = ok || g == *w
+			}
+		}
+		if !ok {
+			lost = append(lost, fmt.Sprintf("%s holds %+v (err %v), none of %d candidates", k, got, err, len(list)))
+		}
+	}
+	return lost
+}
+
+// apply runs one write kind on the model.
+func apply(ctx context.Context, f *fixture, kind string, e *Employee) error {
+	switch kind {
+	case "insert":
+		return f.m.Insert(ctx, e)
+	case "update-merge":
+		return f.m.Update(ctx, e, store.Merge)
+	case "update-replace":
+		return f.m.Update(ctx, e, store.Replace)
+	case "upsert-merge":
+		return f.m.Upsert(ctx, e, store.Merge)
+	case "upsert-replace":
+		return f.m.Upsert(ctx, e, store.Replace)
+	}
+	return f.m.Delete(ctx, e.Dept, e.ID, "")
+}
+
+// nextWrite draws a write of one of a few entities, from small pools of
+// values so that values move away and back and unique values collide.
+func nextWrite(r *rand.Rand, prefix string, i int) (string, Employee) {
+	e := Employee{Dept: []string{"Sales", "Ops"}[r.IntN(2)], ID: fmt.Sprintf("%s%d", prefix, r.IntN(3)), N: i,
+		Email:    fmt.Sprintf("e%d@x.com", r.IntN(10)),
+		Badge:    fmt.Sprintf("b%d", r.IntN(8)),
+		LastName: []string{"Jones", "Smith", "Lee"}[r.IntN(3)],
+		Team:     []string{"red", "blue"}[r.IntN(2)]}
+	kinds := []string{"insert", "update-merge", "update-replace", "upsert-merge", "upsert-merge", "upsert-replace", "upsert-replace", "upsert-replace", "delete"}
+	return kinds[r.IntN(len(kinds))], e
+}
+
+// TestCrashAtEveryRequest runs seeded schedules with every feature
+// declared: a writer and a worker crash at a random request, before or
+// after it reaches the store (after a claim, after the entity's
+// transaction, before the queueing, mid-step, before and after the
+// message delete), restart and go on; then the engine drains, and every
+// entity holds one of the states its writes may have left, with every
+// index row, copy and log entry agreeing with it.
+func TestCrashAtEveryRequest(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		schedules, writes := 40, 24
+		if !e.Fake() {
+			schedules, writes = 4, 12
+		}
+		points := map[string]int{}
+		var crashes, operations, refused int
+		var lost, dup, older, claims int
+		for seed := uint64(1); seed <= uint64(schedules); seed++ {
+			ctx := context.Background()
+			r := rand.New(rand.NewPCG(seed, 0xc0))
+			cs := &eventualtest.CrashStore{Store: e.B.Store}
+			f := newFixture(t, e, cs, allFeatures)
+			f.o.Concurrency = 1
+			f.restart(t)
+			arm := func() { cs.Arm(int64(1+r.IntN(40)), r.IntN(2) == 0) }
+			arm()
+			c := cands{}
+			for i := 0; i < writes; i++ {
+				kind, v := nextWrite(r, "c", i)
+				k := v.Dept + "/" + v.ID
+				var err error
+				crashed := eventualtest.Survive(func() { err = apply(ctx, f, kind, &v) })
+				operations++
+				var state *Employee
+				if kind != "delete" {
+					s := v
+					s.ETag = ""
+					state = &s
+				}
+				switch {
+				case crashed:
+					crashes++
+					if _, ok := c[k]; !ok {
+						c[k] = []*Employee{nil}
+					}
+					c.maybe(k, state)
+					f.restart(t)
+					arm()
+				case errors.Is(err, partition.ErrDuplicate), errors.Is(err, partition.ErrChanged):
+					refused++
+				case err != nil:
+					t.Fatalf("seed %d: %s %s: %v", seed, kind, k, err)
+				default:
+					c.set(k, state)
+				}
+				if r.IntN(3) == 0 {
+					if eventualtest.Survive(func() { _, _ = f.eng.ProcessOnce(ctx) }) {
+						crashes++
+						f.restart(t)
+						arm()
+					}
+				}
+			}
+			cs.Arm(0, false)
+			f.drain(t)
+			cs.AddPoints(points)
+			rep := f.verify(t)
+			l := c.check(t, f)
+			if rep.bad() || len(l) > 0 {
+				t.Fatalf("seed %d: %s; entities not as written: %v", seed, rep, l)
+			}
+			lost += len(rep.lost) + len(l)
+			dup += len(rep.duplicated)
+			older += len(rep.older)
+			claims += rep.claimsLeft
+		}
+		var names []string
+		for k, n := range points {
+			names = append(names, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(names)
+		t.Logf("%s: schedules %d, crashes injected %d at %d crash points (%s), operations %d (refused %d): lost %d, duplicated %d, older-over-newer %d; claims left by crashed writes %d",
+			e.B.Name, schedules, crashes, len(points), strings.Join(names, ", "), operations, refused, lost, dup, older, claims)
+	})
+}
+
+// TestSeededFaults runs three concurrent writers and a worker against a
+// memstore that fails requests at random: busy (503, nothing done), the
+// answer lost before the request applied, and the answer lost after it
+// applied. Writes that failed transiently are sent again; a write whose
+// outcome stayed unknown may have left either state. After the faults
+// stop and the engine drains, everything agrees.
+func TestSeededFaults(t *testing.T) {
+	var on atomic.Bool
+	var faults atomic.Int64
+	var fmu sync.Mutex
+	fr := rand.New(rand.NewPCG(42, 42))
+	e := eventualtest.MemEnv(memstore.WithFaults(func(op memstore.Operation, table string) error {
+		if !on.Load() {
+			return nil
+		}
+		fmu.Lock()
+		n := fr.IntN(100)
+		fmu.Unlock()
+		var err error
+		switch {
+		case n < 4:
+			err = memstore.ServerBusy()
+		case n < 7:
+			err = memstore.ResponseLost()
+		case n < 10 && op != memstore.OpGet && op != memstore.OpQuery:
+			err = memstore.AfterApply(memstore.ResponseLost())
+		}
+		if err != nil {
+			faults.Add(1)
+		}
+		return err
+	}))
+	f := newFixture(t, e, nil, allFeatures)
+	ctx := context.Background()
+	on.Store(true)
+	const writers, writes = 3, 40
+	var wg sync.WaitGroup
+	var operations, unknown, refused, retried atomic.Int64
+	all := make([]cands, writers)
+	errs := make(chan error, writers)
+	stop := make(chan struct{})
+	var wk sync.WaitGroup
+	wk.Add(1)
+	go func() {
+		defer wk.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, _ = f.eng.ProcessOnce(ctx)
+		}
+	}()
+	for w := 0; w < writers; w++ {
+		all[w] = cands{}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			c := all[w]
+			for i := 0; i < writes; i++ {
+				kind, v := nextWrite(r, fmt.Sprintf("w%d-", w), i)
+				k := v.Dept + "/" + v.ID
+				var state *Employee
+				if kind != "delete" {
+					s := v
+					state = &s
+				}
+				for try := 0; ; try++ {
+					vv := v
+					err := apply(ctx, f, kind, &vv)
+					operations.Add(1)
+					switch {
+					case err == nil:
+						c.set(k, state)
+					case errors.Is(err, partition.ErrDuplicate), errors.Is(err, partition.ErrChanged):
+						refused.Add(1)
+					case errors.Is(err, store.ErrUnknownOutcome):
+						unknown.Add(1)
+						if _, ok := c[k]; !ok {
+							c[k] = []*Employee{nil}
+						}
+						c.maybe(k, state)
+					case errors.Is(err, store.ErrTransient), errors.Is(err, partition.ErrConflict), store.EntityNotFound(err) && try < 20:
+						retried.Add(1)
+						continue
+					default:
+						if try < 20 {
+							retried.Add(1)
+							continue
+						}
+						errs <- fmt.Errorf("writer %d: %s %s: %w", w, kind, k, err)
+						return
+					}
+					break
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(stop)
+	wk.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	on.Store(false)
+	f.drain(t)
+	rep := f.verify(t)
+	var lost []string
+	for _, c := range all {
+		lost = append(lost, c.check(t, f)...)
+	}
+	if rep.bad() || len(lost) > 0 {
+		t.Fatalf("%s; entities not as written: %v", rep, lost)
+	}
+	t.Logf("memstore: faults injected %d, operations %d (retried %d, unknown outcome %d, refused %d): lost 0, duplicated 0, older-over-newer 0; %s",
+		faults.Load(), operations.Load(), retried.Load(), unknown.Load(), refused.Load(), rep)
+}
