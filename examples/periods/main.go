@@ -62,7 +62,7 @@ const (
 
 func run(ctx context.Context, w io.Writer, st store.Store, prefix string) (err error) {
 	clock := now.AddDate(0, 0, -days)
-	p, err := periods.New(st, periods.Config{Prefix: prefix, Period: keys.Day, Retention: keepDays * 24 * time.Hour,
+	p, err := periods.New(st, prefix, keys.Day, &periods.Options{Retention: keepDays * 24 * time.Hour,
 		Now: func() time.Time { return clock }})
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ func deletingBackend(clock *fakeClock, delay time.Duration) backendtest.Backend 
 func TestATableBeingDeletedIsWaitedOut(t *testing.T) {
 	clock := &fakeClock{t: now}
 	b := deletingBackend(clock, 40*time.Second)
-	p, logins, _ := newTables(t, b, func(c *Config) { c.Now, c.Sleep = clock.Now, clock.Sleep })
+	p, logins, _ := newTables(t, b, func(c *config) { c.Now, c.Sleep = clock.Now, clock.Sleep })
 	ctx := t.Context()
 	if err := logins.Insert(ctx, now, &login{User: "ann", ID: "1", At: now}); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestATableBeingDeletedIsWaitedOut(t *testing.T) {
 func TestATableDeletedTooLongFailsClearlyAndWritesNothing(t *testing.T) {
 	clock := &fakeClock{t: now}
 	b := deletingBackend(clock, time.Hour)
-	p, logins, _ := newTables(t, b, func(c *Config) { c.Now, c.Sleep = clock.Now, clock.Sleep })
+	p, logins, _ := newTables(t, b, func(c *config) { c.Now, c.Sleep = clock.Now, clock.Sleep })
 	ctx := t.Context()
 	if _, err := p.Ensure(ctx, now); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@
 // by any process (see RecordedHorizon). Repo is the typed view: writes routed by time,
 // and one iterator over the periods of a time range, in order.
 //
-//	p, err := periods.New(st, periods.Config{Prefix: "Logins", Period: keys.Day, Retention: 60 * 24 * time.Hour})
+//	p, err := periods.New(st, "Logins", keys.Day, &periods.Options{Retention: 60 * 24 * time.Hour})
 //	logins, err := periods.NewRepo[Login](p)
 //	err = logins.Insert(ctx, at, &login)                 // into Logins20261122
 //	for l, err := range logins.Query(ctx, from, to) { ... }

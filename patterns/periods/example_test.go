@@ -25,7 +25,7 @@ func signIns() (*periods.Tables, *periods.Repo[Login]) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	st := memstore.New()
 	clock := now.AddDate(0, 0, -70)
-	p, err := periods.New(st, periods.Config{Prefix: "Logins", Period: keys.Day, Retention: 60 * 24 * time.Hour,
+	p, err := periods.New(st, "Logins", keys.Day, &periods.Options{Retention: 60 * 24 * time.Hour,
 		Now: func() time.Time { return clock }})
 	if err != nil {
 		panic(err)
@@ -83,7 +83,7 @@ func ExampleRepo_Query() {
 func ExampleTables_Prepare() {
 	st := memstore.New()
 	now := time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
-	p, err := periods.New(st, periods.Config{Prefix: "Logins", Period: keys.Month, Now: func() time.Time { return now }})
+	p, err := periods.New(st, "Logins", keys.Month, &periods.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		panic(err)
 	}

@@ -76,16 +76,29 @@ func uniquePrefix(t *testing.T, b backendtest.Backend, base string) string {
 	return p
 }
 
+// config is a test's inputs of New: the required prefix and period, and
+// the options, whose fields a test sets through the embedding.
+type config struct {
+	Prefix string
+	Period keys.Granularity
+	Options
+}
+
+// newFrom is New with c's inputs.
+func newFrom(st store.Store, c config) (*Tables, error) {
+	return New(st, c.Prefix, c.Period, &c.Options)
+}
+
 // newTables makes a day-period set on b with a fake clock at now.
-func newTables(t *testing.T, b backendtest.Backend, mutate func(*Config)) (*Tables, *Repo[login], *fakeClock) {
+func newTables(t *testing.T, b backendtest.Backend, mutate func(*config)) (*Tables, *Repo[login], *fakeClock) {
 	t.Helper()
 	clock := &fakeClock{t: now}
-	cfg := Config{Prefix: uniquePrefix(t, b, "Logins"), Period: keys.Day, Retention: 30 * 24 * time.Hour,
-		Now: clock.Now, Sleep: clock.Sleep, Random: func() float64 { return 0.5 }}
+	cfg := config{Prefix: uniquePrefix(t, b, "Logins"), Period: keys.Day, Options: Options{Retention: 30 * 24 * time.Hour,
+		Now: clock.Now, Sleep: clock.Sleep, Random: func() float64 { return 0.5 }}}
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	p, err := New(b.Store, cfg)
+	p, err := newFrom(b.Store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 // recorded horizon (that would double the cost of every write): like any
 // write that lands before Retain deletes the table, it goes with the table.
 
-// HorizonTableSuffix follows Config.Prefix in the name of the table where
+// HorizonTableSuffix follows New's prefix in the name of the table where
 // Retain records the horizon ("LoginsExpiry"). It is letters, so that the
 // name is never a period table's, and short enough that the name fits 63
 // characters for every prefix New accepts. List leaves the table out of
@@ -44,7 +44,7 @@ const (
 )
 
 // horizonTable is the name of the table holding the recorded horizon.
-func (p *Tables) horizonTable() string { return p.cfg.Prefix + HorizonTableSuffix }
+func (p *Tables) horizonTable() string { return p.prefix + HorizonTableSuffix }
 
 // isHorizonTable reports the horizon's table (names compare without case,
 // as the service compares them).

@@ -63,17 +63,17 @@ func (s *hookStore) CreateTableIfNotExists(ctx context.Context, name string) (bo
 func raceSetup(t *testing.T, b backendtest.Backend, prefix string) (writer *Tables, logins *Repo[login], retain *Tables, wclock, rclock *fakeClock) {
 	t.Helper()
 	wclock, rclock = &fakeClock{t: now}, &fakeClock{t: lateRetain}
-	cfg := Config{Prefix: prefix, Period: keys.Day, Retention: 30 * 24 * time.Hour,
-		Now: wclock.Now, Sleep: wclock.Sleep, Random: func() float64 { return 0.5 }}
+	cfg := config{Prefix: prefix, Period: keys.Day, Options: Options{Retention: 30 * 24 * time.Hour,
+		Now: wclock.Now, Sleep: wclock.Sleep, Random: func() float64 { return 0.5 }}}
 	var err error
-	if writer, err = New(b.Store, cfg); err != nil {
+	if writer, err = newFrom(b.Store, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if logins, err = NewRepo[login](writer); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Now, cfg.Sleep = rclock.Now, rclock.Sleep
-	if retain, err = New(b.Store, cfg); err != nil {
+	if retain, err = newFrom(b.Store, cfg); err != nil {
 		t.Fatal(err)
 	}
 	return writer, logins, retain, wclock, rclock
@@ -263,7 +263,7 @@ func TestNilInputsAreRefused(t *testing.T) {
 				t.Fatalf("New(nil, ...) panicked: %v", r)
 			}
 		}()
-		p, err = New(nil, Config{Prefix: "Logins", Period: keys.Day})
+		p, err = newFrom(nil, config{Prefix: "Logins", Period: keys.Day})
 		if err == nil {
 			_, err = p.Ensure(context.Background(), now)
 		}
@@ -283,7 +283,7 @@ func TestNilInputsAreRefused(t *testing.T) {
 		t.Fatalf("NewRepo(nil) = %v, want an error matching store.ErrInvalidInput", err)
 	}
 	// The other refusals of New match it too.
-	if _, err := New(memstore.New(), Config{Prefix: "1Logins", Period: keys.Day}); !errors.Is(err, store.ErrInvalidInput) {
+	if _, err := newFrom(memstore.New(), config{Prefix: "1Logins", Period: keys.Day}); !errors.Is(err, store.ErrInvalidInput) {
 		t.Fatalf("bad prefix: %v", err)
 	}
 }

@@ -35,7 +35,7 @@ func TestWritesRouteByTimeAndReadsGoInPeriodOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		for d := 18; d <= 22; d++ {
-			want = append(want, fmt.Sprintf("%s202611%02d", p.Config().Prefix, d))
+			want = append(want, fmt.Sprintf("%s202611%02d", p.Prefix(), d))
 		}
 		if !slices.Equal(tableNames(all), want) || len(others) != 0 {
 			t.Fatalf("tables %v (others %v), want %v", tableNames(all), others, want)
@@ -82,7 +82,7 @@ func TestPrepareCreatesTheNextPeriodAhead(t *testing.T) {
 		p, _, clock := newTables(t, b, nil)
 		clock.t = day(30).Add(23 * time.Hour) // the last hour of November
 		made, err := p.Prepare(t.Context())
-		pre := p.Config().Prefix
+		pre := p.Prefix()
 		if err != nil || !slices.Equal(made, []string{pre + "20261130", pre + "20261201"}) {
 			t.Fatalf("Prepare = %v, %v", made, err)
 		}
@@ -90,10 +90,10 @@ func TestPrepareCreatesTheNextPeriodAhead(t *testing.T) {
 			t.Fatalf("second Prepare = %v, %v; want nothing new", made, err)
 		}
 		// Months: the next month's table across a year boundary.
-		pm, _, clockM := newTables(t, b, func(c *Config) { c.Period = keys.Month; c.Retention = 0 })
+		pm, _, clockM := newTables(t, b, func(c *config) { c.Period = keys.Month; c.Retention = 0 })
 		clockM.t = time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC)
 		made, err = pm.Prepare(t.Context())
-		pre = pm.Config().Prefix
+		pre = pm.Prefix()
 		if err != nil || !slices.Equal(made, []string{pre + "202612", pre + "202701"}) {
 			t.Fatalf("monthly Prepare = %v, %v", made, err)
 		}
@@ -120,7 +120,7 @@ func TestRetainDeletesWholeTablesPastTheHorizon(t *testing.T) {
 				}
 			}
 		}
-		foreign := p.Config().Prefix + "Archive"
+		foreign := p.Prefix() + "Archive"
 		if err := b.Store.CreateTable(ctx, foreign); err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestRetainDeletesWholeTablesPastTheHorizon(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pre := p.Config().Prefix
+		pre := p.Prefix()
 		wantGone := []string{pre + "20261019", pre + "20261020", pre + "20261021", pre + "20261022"}
 		if !dry.DryRun || !slices.Equal(tableNames(dry.Deleted), wantGone) || len(dry.Kept) != 6 || !slices.Equal(dry.Others, []string{foreign}) {
 			t.Fatalf("dry run: deleted %v kept %v others %v", tableNames(dry.Deleted), tableNames(dry.Kept), dry.Others)
@@ -176,7 +176,7 @@ func TestRetainReportsFailuresAndResolvesLostAnswers(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		cs := &countingStore{Store: b.Store}
 		p, _, clock := newTables(t, backendtest.Backend{Name: b.Name, Store: cs}, nil)
-		pre := p.Config().Prefix
+		pre := p.Prefix()
 		cs.failDelete, cs.loseDelete = pre+"20261001", pre+"20261002"
 		clock.t = day(-28)
 		for d := -30; d <= -28; d++ { // October 1 to 3
@@ -196,7 +196,7 @@ func TestRetainReportsFailuresAndResolvesLostAnswers(t *testing.T) {
 		if _, err := p.Retain(t.Context(), RetainOptions{}); err == nil {
 			t.Fatal("the refused table was retried without error")
 		}
-		p0, _ := New(b.Store, Config{Prefix: "Logins", Period: keys.Day})
+		p0, _ := newFrom(b.Store, config{Prefix: "Logins", Period: keys.Day})
 		if _, err := p0.Retain(t.Context(), RetainOptions{}); err == nil || !strings.Contains(err.Error(), "Retention") {
 			t.Fatalf("Retain without a retention: %v", err)
 		}
@@ -208,7 +208,7 @@ func TestWritesToAnExpiredPeriodAreRefused(t *testing.T) {
 		p, logins, _ := newTables(t, b, nil)
 		at := day(-9) // October 22: ended before the horizon of October 23, 10:00
 		err := logins.Insert(t.Context(), at, &login{User: "ann", ID: "1", At: at})
-		if !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), p.Config().Prefix+"20261022") || !strings.Contains(err.Error(), "2026-10-23T10:00:00Z") {
+		if !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), p.Prefix()+"20261022") || !strings.Contains(err.Error(), "2026-10-23T10:00:00Z") {
 			t.Fatalf("write to an expired period: %v", err)
 		}
 		if _, err := p.Ensure(t.Context(), at); !errors.Is(err, ErrExpired) {
@@ -218,7 +218,7 @@ func TestWritesToAnExpiredPeriodAreRefused(t *testing.T) {
 		if err := logins.Insert(t.Context(), day(-8), &login{User: "ann", ID: "1", At: day(-8)}); err != nil {
 			t.Fatal(err)
 		}
-		if all, _, _ := p.List(t.Context()); len(all) != 1 || all[0].Table != p.Config().Prefix+"20261023" {
+		if all, _, _ := p.List(t.Context()); len(all) != 1 || all[0].Table != p.Prefix()+"20261023" {
 			t.Fatalf("tables: %v", tableNames(all))
 		}
 	})
@@ -227,17 +227,17 @@ func TestWritesToAnExpiredPeriodAreRefused(t *testing.T) {
 func TestBadInputIsRefusedAndNothingWritten(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		for _, tc := range []struct {
-			cfg  Config
+			cfg  config
 			want string
 		}{
-			{Config{Prefix: "1Logins", Period: keys.Day}, `"1Logins" has '1' at offset 0`},
-			{Config{Prefix: "Log-ins", Period: keys.Day}, `'-' at offset 3`},
-			{Config{Prefix: strings.Repeat("L", 56), Period: keys.Day}, "the limit is 63"},
-			{Config{Prefix: "Logins"}, "granularity 0"},
-			{Config{Prefix: "Logins", Period: keys.Day, Retention: -time.Hour}, "negative"},
-			{Config{Prefix: "Logins", Period: keys.Day, Attempts: -1}, "Attempts -1"},
+			{config{Prefix: "1Logins", Period: keys.Day}, `"1Logins" has '1' at offset 0`},
+			{config{Prefix: "Log-ins", Period: keys.Day}, `'-' at offset 3`},
+			{config{Prefix: strings.Repeat("L", 56), Period: keys.Day}, "the limit is 63"},
+			{config{Prefix: "Logins"}, "granularity 0"},
+			{config{Prefix: "Logins", Period: keys.Day, Options: Options{Retention: -time.Hour}}, "negative"},
+			{config{Prefix: "Logins", Period: keys.Day, Options: Options{Attempts: -1}}, "Attempts -1"},
 		} {
-			if _, err := New(b.Store, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := newFrom(b.Store, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New(%+v): %v, want %s", tc.cfg, err, tc.want)
 			}
 		}

@@ -20,8 +20,10 @@ type Repo[T any] struct {
 	opts []mapper.Option
 }
 
-// NewRepo returns the typed view of p. The options apply to the mapper
-// repository of each period table. It fails for a T the mapper cannot map.
+// NewRepo returns the typed view of p. The options are the mapper's own
+// (mapper.WithPageSize, mapper.WithoutSelect), passed on as they are to
+// the mapper repository of each period table. It fails for a T the mapper
+// cannot map.
 func NewRepo[T any](p *Tables, opts ...mapper.Option) (*Repo[T], error) {
 	if p == nil {
 		return nil, refused("NewRepo: the tables are nil", nil)

@@ -15,17 +15,17 @@ import (
 // of the other tables that start with the prefix (which no method of
 // Tables touches).
 func (p *Tables) List(ctx context.Context) (periods []Period, others []string, err error) {
-	opts := store.ListTablesOptions{Prefix: p.cfg.Prefix}
+	opts := store.ListTablesOptions{Prefix: p.prefix}
 	for {
 		page, err := p.st.ListTables(ctx, opts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("periods: list tables %s*: %w", p.cfg.Prefix, err)
+			return nil, nil, fmt.Errorf("periods: list tables %s*: %w", p.prefix, err)
 		}
 		for _, ti := range page.Tables {
 			if p.isHorizonTable(ti.Name) {
 				continue // the recorded horizon's own table
 			}
-			start, err := keys.ParseTableName(p.cfg.Prefix, ti.Name, p.cfg.Period)
+			start, err := keys.ParseTableName(p.prefix, ti.Name, p.period)
 			if err != nil {
 				others = append(others, ti.Name)
 				continue
@@ -88,7 +88,7 @@ type Report struct {
 // to the period are refused from then on anyway (ErrExpired).
 func (p *Tables) Retain(ctx context.Context, opts RetainOptions) (Report, error) {
 	if p.cfg.Retention == 0 {
-		return Report{}, fmt.Errorf("periods: Retain needs Config.Retention: with none every period is kept")
+		return Report{}, fmt.Errorf("periods: Retain needs Options.Retention: with none every period is kept")
 	}
 	rep := Report{Horizon: store.NormalizeTime(p.Horizon()), DryRun: opts.DryRun}
 	if opts.DryRun {

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrBeingDeleted is matched (errors.Is) by the error of a table creation
-// that still met TableBeingDeleted after every attempt Config allows. The
+// that still met TableBeingDeleted after every attempt Options allow. The
 // error wraps the service's last answer as well.
 var ErrBeingDeleted = errors.New("periods: table is still being deleted")
 
@@ -22,17 +22,14 @@ var ErrBeingDeleted = errors.New("periods: table is still being deleted")
 // and writing would bring it back.
 var ErrExpired = errors.New("periods: period is past the retention horizon")
 
-// Config describes a set of period tables.
-type Config struct {
-	// Prefix starts every table name: a letter, then letters and digits,
-	// leaving room for the period's digits within 63 characters.
-	Prefix string
-	// Period is the length of one table's period: keys.Day or keys.Month
-	// (keys.Hour and keys.Minute work too).
-	Period keys.Granularity
+// Options tune a set of period tables; a nil *Options, and every zero
+// field, takes the default written beside the field. The prefix and the
+// period, which are required, are New's parameters.
+type Options struct {
 	// Retention is how long data is kept. Retain deletes the tables whose
 	// whole period ended before now minus Retention, and writes to such a
-	// period are refused. Zero keeps everything (Retain then refuses to run).
+	// period are refused. Zero (the default) keeps everything (Retain then
+	// refuses to run); it may not be negative.
 	Retention time.Duration
 
 	// Now is the clock; nil means time.Now.
@@ -47,9 +44,10 @@ type Config struct {
 	// meets TableBeingDeleted or a transient error; 0 means 8.
 	Attempts int
 	// Backoff is the first pause (2 s if zero), doubling up to MaxBackoff
-	// (30 s if zero), each with up to half of it taken off at random. The
-	// defaults wait one to two minutes in all before giving up, well past
-	// the 40 s Azure typically keeps a deleted table's name.
+	// (30 s if zero, at least Backoff), each with up to half of it taken
+	// off at random. The defaults wait one to two minutes in all before
+	// giving up, well past the 40 s Azure typically keeps a deleted
+	// table's name.
 	Backoff, MaxBackoff time.Duration
 }
 
@@ -65,16 +63,34 @@ type Period struct {
 // Tables is a set of period tables in one store. It is safe for
 // concurrent use.
 type Tables struct {
-	st  store.Store
-	cfg Config
+	st     store.Store
+	prefix string
+	period keys.Granularity
+	cfg    Options
 }
 
-// New checks cfg and returns the tables. It does no I/O. Every error it
-// returns (a nil store, a bad prefix or granularity, a negative retention,
-// attempts or backoff) matches store.ErrInvalidInput.
-func New(st store.Store, cfg Config) (*Tables, error) {
+// New returns the period tables of st whose names start with prefix (a
+// letter, then letters and digits, leaving room for the period's digits
+// within 63 characters), one table per period (keys.Day or keys.Month;
+// keys.Hour and keys.Minute work too). opts may be nil for the defaults.
+// It does no I/O. Every error it returns (a nil store, a bad prefix or
+// period, a negative retention, attempts or backoff) matches
+// store.ErrInvalidInput and names the field and its limit.
+func New(st store.Store, prefix string, period keys.Granularity, opts *Options) (*Tables, error) {
 	if st == nil {
 		return nil, refused("New: the store is nil", nil)
+	}
+	var cfg Options
+	if opts != nil {
+		cfg = *opts
+	}
+	switch {
+	case cfg.Attempts < 0:
+		return nil, refused(fmt.Sprintf("Options.Attempts %d: want 0 (the default, 8) or more", cfg.Attempts), nil)
+	case cfg.Retention < 0:
+		return nil, refused(fmt.Sprintf("Options.Retention %s is negative: want 0 (keep everything) or more", cfg.Retention), nil)
+	case cfg.Backoff < 0 || cfg.MaxBackoff < 0:
+		return nil, refused(fmt.Sprintf("Options.Backoff %s, Options.MaxBackoff %s: want 0 (the defaults, 2s and 30s) or more", cfg.Backoff, cfg.MaxBackoff), nil)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -94,18 +110,13 @@ func New(st store.Store, cfg Config) (*Tables, error) {
 	if cfg.MaxBackoff == 0 {
 		cfg.MaxBackoff = 30 * time.Second
 	}
-	switch {
-	case cfg.Attempts < 1:
-		return nil, refused(fmt.Sprintf("Attempts %d: want at least 1", cfg.Attempts), nil)
-	case cfg.Retention < 0:
-		return nil, refused(fmt.Sprintf("Retention %s is negative", cfg.Retention), nil)
-	case cfg.Backoff < 0 || cfg.MaxBackoff < cfg.Backoff:
-		return nil, refused(fmt.Sprintf("Backoff %s and MaxBackoff %s: want 0 <= Backoff <= MaxBackoff", cfg.Backoff, cfg.MaxBackoff), nil)
+	if cfg.MaxBackoff < cfg.Backoff {
+		return nil, refused(fmt.Sprintf("Options.MaxBackoff %s is below Options.Backoff %s: want at least Backoff", cfg.MaxBackoff, cfg.Backoff), nil)
 	}
-	if _, err := keys.TableName(cfg.Prefix, time.Unix(0, 0), cfg.Period); err != nil {
-		return nil, refused(err.Error(), err)
+	if _, err := keys.TableName(prefix, time.Unix(0, 0), period); err != nil {
+		return nil, refused("the prefix or the period: "+err.Error(), err)
 	}
-	return &Tables{st: st, cfg: cfg}, nil
+	return &Tables{st: st, prefix: prefix, period: period, cfg: cfg}, nil
 }
 
 // refused is the error of an input New or NewRepo refuses: InvalidInput
@@ -123,22 +134,28 @@ func refused(msg string, cause error) error {
 // Store returns the store the tables live in.
 func (p *Tables) Store() store.Store { return p.st }
 
-// Config returns the configuration, defaults filled in.
-func (p *Tables) Config() Config { return p.cfg }
+// Prefix returns the prefix of the tables' names.
+func (p *Tables) Prefix() string { return p.prefix }
+
+// Period returns the length of one table's period.
+func (p *Tables) Period() keys.Granularity { return p.period }
+
+// Options returns the options, defaults filled in.
+func (p *Tables) Options() Options { return p.cfg }
 
 // PeriodOf returns the period holding t and its table.
 func (p *Tables) PeriodOf(t time.Time) (Period, error) {
-	name, err := keys.TableName(p.cfg.Prefix, t, p.cfg.Period)
+	name, err := keys.TableName(p.prefix, t, p.period)
 	if err != nil {
 		return Period{}, fmt.Errorf("periods: %w", err)
 	}
-	return p.periodNamed(name, p.cfg.Period.Truncate(t)), nil
+	return p.periodNamed(name, p.period.Truncate(t)), nil
 }
 
 // periodNamed builds the Period starting at start.
 func (p *Tables) periodNamed(name string, start time.Time) Period {
 	end := start.AddDate(0, 1, 0)
-	switch p.cfg.Period {
+	switch p.period {
 	case keys.Day:
 		end = start.AddDate(0, 0, 1)
 	case keys.Hour:
@@ -247,7 +264,7 @@ func (p *Tables) createTable(ctx context.Context, name string) (bool, error) {
 	}
 	waited := p.cfg.Now().Sub(start)
 	if store.Code(last) == store.CodeTableBeingDeleted {
-		return false, fmt.Errorf("%w: table %s still answered TableBeingDeleted after %d attempts over %s (Azure keeps a deleted table's name for about 40 s; raise Config.Attempts or Backoff to wait longer): %w",
+		return false, fmt.Errorf("%w: table %s still answered TableBeingDeleted after %d attempts over %s (Azure keeps a deleted table's name for about 40 s; raise Options.Attempts or Backoff to wait longer): %w",
 			ErrBeingDeleted, name, p.cfg.Attempts, waited.Round(time.Millisecond), last)
 	}
 	return false, fmt.Errorf("periods: create table %s: failed %d times over %s: %w", name, p.cfg.Attempts, waited.Round(time.Millisecond), last)
