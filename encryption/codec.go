@@ -180,8 +180,8 @@ func (c *Codec) newSealer(ctx context.Context, pk, rk string) (*sealer, error) {
 	if s.aead, err = newGCM(cek); err != nil {
 		return nil, err
 	}
-	s.meta = string(appendMetadata(make([]byte, 0, 128), &metadata{
-		V: formatVersion, Enc: encGCM, KeyID: c.key.KeyID(), Alg: alg, WK: wk, Props: c.props}))
+	m := metadata{V: formatVersion, Enc: encGCM, KeyID: c.key.KeyID(), Alg: alg, WK: wk, Props: c.props}
+	s.meta = string(appendMetadata(make([]byte, 0, metadataSize(&m)), &m))
 	return s, nil
 }
 

@@ -154,6 +154,16 @@ func appendMetadata(b []byte, m *metadata) []byte {
 	return append(b, "]}"...)
 }
 
+// metadataSize is the length of appendMetadata's output for m when its
+// strings need no escapes, a capacity for it.
+func metadataSize(m *metadata) int {
+	n := 64 + len(m.Enc) + len(m.KeyID) + len(m.Alg) + base64.StdEncoding.EncodedLen(len(m.WK))
+	for _, p := range m.Props {
+		n += len(p) + 3
+	}
+	return n
+}
+
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
