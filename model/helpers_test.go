@@ -287,4 +287,3 @@ func mustJoin(parts ...string) string {
 	}
 	return k
 }
-
