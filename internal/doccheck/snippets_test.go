@@ -75,6 +75,7 @@ var knownImports = map[string]string{
 	"azkeys":     "github.com/Azure/azure-sdk-for-go/sdk/security/keyvault/azkeys",
 	"mapper":     module + "/mapper",
 	"memstore":   module + "/memstore",
+	"model":      module + "/model",
 	"store":      module + "/store",
 	"filter":     module + "/store/filter",
 	"storetest":  module + "/store/storetest",
