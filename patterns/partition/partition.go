@@ -65,10 +65,16 @@ func (o *Options) settings() (settings, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.readAttempts <= 0 {
+	if s.readAttempts < 0 {
+		return s, refuse(store.CodeInvalidInput, 400, "Options.ReadAttempts %d is negative: it must be 0 (the default, 8) or more", in.ReadAttempts)
+	}
+	if s.resolveAttempts < 0 {
+		return s, refuse(store.CodeInvalidInput, 400, "Options.ResolveAttempts %d is negative: it must be 0 (the default, 8) or more", in.ResolveAttempts)
+	}
+	if s.readAttempts == 0 {
 		s.readAttempts = 8
 	}
-	if s.resolveAttempts <= 0 {
+	if s.resolveAttempts == 0 {
 		s.resolveAttempts = 8
 	}
 	if s.backoff == nil {
