@@ -81,7 +81,7 @@ func New[T any](st store.Store, name string, opts *Options) (*Wide[T], error) {
 	w := &Wide[T]{table: st.Table(name), attempts: o.Attempts, backoff: o.Backoff, random: o.Random, pageSize: o.PageSize}
 	switch {
 	case w.attempts < 0:
-		return nil, fmt.Errorf("wide: %w", refuse(store.CodeInvalidInput, 400, "Options.Attempts %d is negative", o.Attempts))
+		return nil, fmt.Errorf("wide: %w", refuse(store.CodeInvalidInput, 400, "Options.Attempts %d is negative: it must be 0 (the default, 10) or more", o.Attempts))
 	case w.attempts == 0:
 		w.attempts = 10
 	}
