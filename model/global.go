@@ -19,8 +19,10 @@ import (
 const maxRounds = 8
 
 const (
-	actPut = "put"
-	actDel = "del"
+	actPut     = "put"
+	actDel     = "del"
+	actCopyPut = "cput"
+	actCopyDel = "cdel"
 )
 
 // stepData is what a copy step carries besides the copy row.
@@ -42,7 +44,11 @@ func newToken() (string, error) {
 
 func (m *Model[T]) newStep(f *Feature[T], act string, c store.Entity, token string) eventual.Step {
 	data, _ := json.Marshal(stepData{Index: f.name, Action: act, Token: token})
-	return eventual.Custom(m.step, m.itable, c, data)
+	table := m.itable
+	if f.kind == featCopy {
+		table = f.table
+	}
+	return eventual.Custom(m.step, table, c, data)
 }
 
 func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
@@ -52,9 +58,12 @@ func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
 	}
 	f := m.byName[d.Index]
 	if f == nil || !f.global {
-		return nil, d, refuse("copy step for %q: no such global index", d.Index)
+		return nil, d, refuse("copy step for %q: no such global index or copy", d.Index)
 	}
-	if d.Action != actPut && d.Action != actDel {
+	if (f.kind == featCopy) != (d.Action == actCopyPut || d.Action == actCopyDel) {
+		return nil, d, refuse("copy step for %s: action %q does not fit it", d.Index, d.Action)
+	}
+	if d.Action != actPut && d.Action != actDel && d.Action != actCopyPut && d.Action != actCopyDel {
 		return nil, d, refuse("copy step for index %s: unknown action %q", d.Index, d.Action)
 	}
 	if _, bad := s.Entity.Properties[eventual.VersionProperty]; bad {
@@ -205,6 +214,12 @@ func (m *Model[T]) runStep(ctx context.Context, op eventual.Operation, s eventua
 		return refuse("copy step for index %s without a source", f.name)
 	}
 	a := at{s.Entity.PartitionKey, s.Entity.RowKey}
+	switch d.Action {
+	case actCopyPut:
+		return m.copyPut(ctx, f, s.Entity, *op.Source, op.Version)
+	case actCopyDel:
+		return m.copyDel(ctx, f, a, *op.Source, op.Version)
+	}
 	if d.Action == actDel {
 		return m.del(ctx, f, a, *op.Source, op.Version)
 	}

@@ -34,9 +34,15 @@ const (
 	fGUnique = "gunique" // GlobalUnique("email")
 	fGIndex  = "gindex"  // GlobalIndex("lastname")
 	fLog     = "log"
+	fCopy    = "copy" // CopyTo("card"): Email and LastName onto a card row
 )
 
-var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog}
+var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy}
+
+// cardsTable is the table of the card rows of the fixture being built.
+var cardsTable string
+
+func cardOf(e *Employee) (string, string) { return "cards", mustJoin(e.Dept, e.ID) }
 
 func features(names []string) []model.Feature[Employee] {
 	var out []model.Feature[Employee]
@@ -52,6 +58,8 @@ func features(names []string) []model.Feature[Employee] {
 			out = append(out, model.GlobalIndex("lastname", func(e *Employee) string { return e.LastName }))
 		case fLog:
 			out = append(out, model.Log[Employee]())
+		case fCopy:
+			out = append(out, model.CopyTo("card", cardsTable, cardOf, "Email", "LastName"))
 		}
 	}
 	return out
@@ -66,6 +74,7 @@ type fixture struct {
 	o     eventualtest.Options
 	mo    model.Options
 	names []string
+	cards string
 	eng   *eventual.Engine
 	m     *model.Model[Employee]
 }
@@ -77,6 +86,20 @@ func newFixture(t *testing.T, e eventualtest.Env, st store.Store, names []string
 	}
 	f := &fixture{e: e, st: st, names: names}
 	f.table = e.B.NewTable(t, "Model")
+	if f.has(fCopy) {
+		f.cards = e.B.NewTable(t, "Cards")
+		for _, d := range []string{"Sales", "Ops"} {
+			for _, p := range []string{"w0-", "w1-", "w2-", "c"} {
+				for i := 0; i < 3; i++ {
+					_, err := e.B.Store.Table(f.cards).Insert(context.Background(), store.Entity{PartitionKey: "cards",
+						RowKey: mustJoin(d, fmt.Sprintf("%s%d", p, i)), Properties: map[string]any{"Holder": "card"}})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+	}
 	f.o = e.Opts("model")
 	f.mo = model.Options{Now: e.Now}
 	// The queues are made once, through the real store.
@@ -93,6 +116,7 @@ func (f *fixture) restart(t *testing.T) {
 	}
 	mo := f.mo
 	mo.Engine = eng
+	cardsTable = f.cards
 	m, err := model.Define(f.st, f.table, &mo, features(f.names)...)
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +298,9 @@ func (f *fixture) verify(t *testing.T) report {
 			}
 		}
 	}
+	if f.has(fCopy) {
+		f.verifyCards(t, ents, &r)
+	}
 	sort.Strings(r.lost)
 	sort.Strings(r.duplicated)
 	sort.Strings(r.older)
@@ -286,4 +313,36 @@ func mustJoin(parts ...string) string {
 		panic(err)
 	}
 	return k
+}
+
+// verifyCards checks the card rows: the card of each entity holds its
+// Email and LastName at its version; the others hold neither.
+func (f *fixture) verifyCards(t *testing.T, ents map[string]*stored, r *report) {
+	t.Helper()
+	for row, err := range store.All(context.Background(), f.e.B.Store.Table(f.cards), store.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, _ := keys.Split(row.RowKey)
+		s := ents[mustJoin(parts[0], parts[1])]
+		_, hasEmail := row.Properties["Email"]
+		if row.Properties["Holder"] != "card" {
+			r.lost = append(r.lost, fmt.Sprintf("card %v lost its own property", parts))
+		}
+		if s == nil {
+			if hasEmail {
+				r.duplicated = append(r.duplicated, fmt.Sprintf("card %v holds a copy of a deleted entity", parts))
+			}
+			continue
+		}
+		r.copies++
+		switch {
+		case !hasEmail:
+			r.lost = append(r.lost, fmt.Sprintf("card of %s/%s has no copy", s.pk, s.id))
+		case row.Properties["Email"] != s.props["Email"] || row.Properties["LastName"] != s.props["LastName"] ||
+			row.Properties["TkDn_card_V"] != s.v:
+			r.older = append(r.older, fmt.Sprintf("card of %s/%s: %v at v%v, entity %v %v at v%d", s.pk, s.id,
+				row.Properties["Email"], row.Properties["TkDn_card_V"], s.props["Email"], s.props["LastName"], s.v))
+		}
+	}
 }

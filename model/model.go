@@ -92,6 +92,10 @@ type Feature[T any] struct {
 	value  func(*T) string
 	global bool
 	unique bool
+	// a denormalized copy (CopyTo)
+	table  string
+	target func(*T) (pk, rk string)
+	props  []string
 }
 
 type featureKind int
@@ -99,6 +103,7 @@ type featureKind int
 const (
 	featIndex featureKind = iota + 1
 	featLog
+	featCopy
 )
 
 // Unique declares a unique index within the entity's partition: two
@@ -129,6 +134,23 @@ func GlobalIndex[T any](name string, value func(*T) string) Feature[T] {
 // Log declares a change log: every write appends a row in the entity's
 // partition, in the same transaction; Model.Log reads it newest first.
 func Log[T any]() Feature[T] { return Feature[T]{kind: featLog, name: "log"} }
+
+// CopyTo declares a denormalized copy: the entity is the source of
+// properties props held by the row target maps it to in table (a row of
+// someone else's: the model never creates or deletes it). The engine
+// merges the properties into the target on every write, with the
+// entity's version (TkDn_<name>_V) and its keys (TkDn_<name>_Src), and
+// removes them when the entity is deleted or maps to another target. A
+// target that does not exist when the step runs gets nothing. A target
+// row another source still maps to fails the step with ErrOtherSource.
+func CopyTo[T any](name, table string, target func(*T) (pk, rk string), props ...string) Feature[T] {
+	return Feature[T]{kind: featCopy, name: name, table: table, target: target, props: props, global: true}
+}
+
+// ErrOtherSource matches the error of a copy step whose target row holds
+// the copy of another entity that still maps to it: a conflict of the
+// data, never retried into success; change one of the entities.
+var ErrOtherSource = errors.New("model: the target row holds another source's copy")
 
 // Model is a declared entity type over one table.
 type Model[T any] struct {
@@ -192,6 +214,18 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 				return nil, refuse("the log is declared twice")
 			}
 			m.log = true
+		case featCopy:
+			if !indexName.MatchString(f.name) || f.target == nil || len(f.props) == 0 {
+				return nil, refuse("copy %q needs a name (1 to 63 letters, digits or _), a target and properties", f.name)
+			}
+			if err := store.ValidateTableName(f.table); err != nil {
+				return nil, fmt.Errorf("model: copy %s: %w", f.name, err)
+			}
+			if m.byName[f.name] != nil {
+				return nil, refuse("%s is declared twice", f.name)
+			}
+			m.byName[f.name] = &f
+			m.specs = append(m.specs, &f)
 		case featIndex:
 			if !indexName.MatchString(f.name) {
 				return nil, refuse("index name %q: 1 to 63 letters, digits or _, starting with a letter", f.name)

@@ -41,7 +41,7 @@ func (m *Model[T]) get(ctx context.Context, pk, id string) (*T, store.Entity, er
 
 func (m *Model[T]) index(name string, global bool) (*Feature[T], error) {
 	f := m.byName[name]
-	if f == nil {
+	if f == nil || f.kind != featIndex {
 		return nil, refuse("no index %q is declared", name)
 	}
 	if f.global != global {

@@ -285,6 +285,14 @@ func (m *Model[T]) planGlobal(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 	var dels, puts []eventual.Step
 	src := eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek}
 	for _, f := range m.specs {
+		if f.kind == featCopy {
+			d, p, err := m.planCopy(f, old, now, newProps)
+			if err != nil {
+				return err
+			}
+			dels, puts = append(dels, d...), append(puts, p...)
+			continue
+		}
 		if !f.global {
 			continue
 		}

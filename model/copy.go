@@ -1,0 +1,176 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/store"
+)
+
+// copyProps names the properties a copy keeps on its target beside the
+// copied ones: the source's version and keys.
+func copyProps[T any](f *Feature[T]) (ver, src string) {
+	return "TkDn_" + f.name + "_V", "TkDn_" + f.name + "_Src"
+}
+
+// srcString names a source on its target: keys cannot hold "/".
+func srcString(r eventual.Ref) string {
+	return r.Table + "/" + r.PartitionKey + "/" + r.RowKey
+}
+
+// planCopy plans the steps of copy f for one write: a removal from the
+// target the entity leaves, a put into the one it maps to.
+func (m *Model[T]) planCopy(f *Feature[T], old, now *T, newProps map[string]any) (dels, puts []eventual.Step, err error) {
+	var was, is at
+	if old != nil {
+		was.pk, was.rk = f.target(old)
+	}
+	if now != nil {
+		is.pk, is.rk = f.target(now)
+		if err := store.ValidateKeys(is.pk, is.rk); err != nil {
+			return nil, nil, fmt.Errorf("model: copy %s: target: %w", f.name, err)
+		}
+		c := store.Entity{PartitionKey: is.pk, RowKey: is.rk, Properties: map[string]any{}}
+		for _, p := range f.props {
+			v, ok := newProps[p]
+			if !ok {
+				return nil, nil, refuse("copy %s: the entity has no property %s", f.name, p)
+			}
+			c.Properties[p] = v
+		}
+		puts = append(puts, m.newStep(f, actCopyPut, c, ""))
+	}
+	if old != nil && was != is && store.ValidateKeys(was.pk, was.rk) == nil {
+		dels = append(dels, m.newStep(f, actCopyDel, store.Entity{PartitionKey: was.pk, RowKey: was.rk}, ""))
+	}
+	return dels, puts, nil
+}
+
+// mapsTo reports whether entity src exists and maps copy f to target a.
+func (m *Model[T]) mapsTo(ctx context.Context, f *Feature[T], src eventual.Ref, a at) (bool, error) {
+	row, found, err := src.Read(ctx, m.st)
+	if err != nil || !found {
+		return false, err
+	}
+	v, err := decodeProps[T](src.PartitionKey, idOf(src.RowKey), own(row.Properties), "")
+	if err != nil {
+		return false, err
+	}
+	pk, rk := f.target(v)
+	return at{pk, rk} == a, nil
+}
+
+// copyPut merges the copied properties into the target, unless the
+// target holds this source's copy at the same or a newer version, or
+// another source's copy whose source still maps to it.
+func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity, src eventual.Ref, v int64) error {
+	verP, srcP := copyProps(f)
+	tbl := m.st.Table(f.table)
+	a := at{want.PartitionKey, want.RowKey}
+	me := srcString(src)
+	for range maxRounds {
+		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
+		if store.EntityNotFound(err) {
+			return nil // nothing holds the copy
+		}
+		if err != nil {
+			return err
+		}
+		s, _ := cur.Properties[srcP].(string)
+		if cv, _ := cur.Properties[verP].(int64); s == me && cv >= v {
+			return nil
+		}
+		if s != me {
+			// No copy of this entity here: create none if the entity
+			// moved on (its later operation carries its state).
+			if moved, err := src.MovedPast(ctx, m.st, v); err != nil || moved {
+				return err
+			}
+		}
+		if s != "" && s != me {
+			other, err := parseRef(s)
+			if err != nil {
+				return err
+			}
+			holds, err := m.mapsTo(ctx, f, other, a)
+			if err != nil {
+				return err
+			}
+			if holds {
+				return fmt.Errorf("%w: copy %s, row (%q, %q) of %s: %s holds it, %s wants it at version %d",
+					ErrOtherSource, f.name, a.pk, a.rk, f.table, s, me, v)
+			}
+		}
+		merge := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: maps.Clone(want.Properties)}
+		merge.Properties[verP] = v
+		merge.Properties[srcP] = me
+		_, err = tbl.Update(ctx, merge, store.Merge, cur.ETag)
+		if err == nil && s != me {
+			// The entity may have moved on between the check and the
+			// merge, its removal finding no copy: remove it then.
+			if moved, err := src.MovedPast(ctx, m.st, v); err != nil || !moved {
+				return err
+			}
+			return m.copyDel(ctx, f, a, src, v)
+		}
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) {
+			return err
+		}
+	}
+	return errContended
+}
+
+// copyDel removes this source's copied properties from the target, if
+// the copy there is not newer, leaving the version so an older put that
+// runs late does not bring them back.
+func (m *Model[T]) copyDel(ctx context.Context, f *Feature[T], a at, src eventual.Ref, v int64) error {
+	verP, srcP := copyProps(f)
+	tbl := m.st.Table(f.table)
+	me := srcString(src)
+	for range maxRounds {
+		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
+		if store.EntityNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s, _ := cur.Properties[srcP].(string)
+		cv, _ := cur.Properties[verP].(int64)
+		if s != me || cv > v {
+			return nil
+		}
+		if ok, err := m.mapsTo(ctx, f, src, a); err != nil || ok {
+			return err // it maps here again: a later operation refreshes it
+		}
+		next := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: maps.Clone(cur.Properties)}
+		for _, p := range f.props {
+			delete(next.Properties, p)
+		}
+		next.Properties[verP] = v
+		_, err = tbl.Update(ctx, next, store.Replace, cur.ETag)
+		if err == nil || store.EntityNotFound(err) {
+			return nil
+		}
+		if !retryable(err) {
+			return err
+		}
+	}
+	return errContended
+}
+
+// parseRef reads a source written by srcString.
+func parseRef(s string) (eventual.Ref, error) {
+	parts := strings.SplitN(s, "/", 3)
+	if len(parts) != 3 {
+		return eventual.Ref{}, errors.New("model: unreadable copy source " + s)
+	}
+	return eventual.Ref{Table: parts[0], PartitionKey: parts[1], RowKey: parts[2]}, nil
+}
