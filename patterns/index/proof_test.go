@@ -4,25 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/prooftest"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-
-	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/eventualtest"
-	"github.com/tablekit/tablekit/internal/faultproxy"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/index"
 	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/azstore"
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
@@ -247,106 +240,6 @@ func (*quiet) Helper()               {}
 func (*quiet) Errorf(string, ...any) {}
 func (*quiet) Fatal(args ...any)     { panic(fmt.Sprint(args...)) }
 
-// proofFaults is a seeded fault schedule shared by concurrent writers.
-type proofFaults struct {
-	mu     sync.Mutex
-	rng    *rand.Rand
-	rate   float64
-	counts map[string]int
-}
-
-func newProofFaults(seed uint64, rate float64) *proofFaults {
-	return &proofFaults{rng: rand.New(rand.NewPCG(seed, 0x1dc)), rate: rate, counts: map[string]int{}}
-}
-
-func (f *proofFaults) draw(n int) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.rng.Float64() >= f.rate {
-		return -1
-	}
-	return f.rng.IntN(n)
-}
-
-func (f *proofFaults) count(k string) {
-	f.mu.Lock()
-	f.counts[k]++
-	f.mu.Unlock()
-}
-
-func (f *proofFaults) total() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for k, v := range f.counts {
-		if k != "none" {
-			n += v
-		}
-	}
-	return n
-}
-
-// hook faults table requests through storetest's kit (typed lane kept):
-// 503, 500 before, lost before, 500 after, lost after.
-func (f *proofFaults) hook() storetest.Hook {
-	kinds := []storetest.Fault{storetest.FaultBusy, storetest.FaultInternalBefore, storetest.FaultLostBefore, storetest.FaultInternalAfter, storetest.FaultLostAfter}
-	return storetest.Faults(func(c storetest.Call) storetest.Fault {
-		if !strings.HasPrefix(c.Op, "Table.") {
-			return storetest.FaultNone
-		}
-		i := f.draw(len(kinds))
-		if i < 0 {
-			return storetest.FaultNone
-		}
-		f.count(fmt.Sprint(kinds[i]))
-		return kinds[i]
-	})
-}
-
-// decide faults requests on the wire: refused (503, 500), reset before
-// forwarding, and forwarded then dropped, cut short, answered 500 or
-// timed out.
-func (f *proofFaults) decide(r *http.Request) faultproxy.Fault {
-	kinds := []faultproxy.Fault{faultproxy.Busy, faultproxy.InternalBefore, faultproxy.ResetBefore, faultproxy.DropAfter,
-		faultproxy.TruncateAfter, faultproxy.InternalAfter, faultproxy.TimeoutAfter}
-	i := f.draw(len(kinds))
-	if i < 0 {
-		return faultproxy.None
-	}
-	f.count(kinds[i].String())
-	return kinds[i]
-}
-
-// proofProxied is Azurite with its table endpoint behind a fault proxy
-// driven by decide, and a short retry policy.
-func proofProxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) store.Store {
-	t.Helper()
-	var parts []string
-	for _, part := range strings.Split(azuritetest.Conn(t), ";") {
-		k, v, _ := strings.Cut(part, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "TableEndpoint") {
-			u, err := url.Parse(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := faultproxy.Start(u.Scheme+"://"+u.Host, decide)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
-			part = "TableEndpoint=" + p.URL + u.Path
-		}
-		parts = append(parts, part)
-	}
-	st, err := azstore.NewFromConnectionString(strings.Join(parts, ";"), &azstore.Options{
-		Retry: policy.RetryOptions{RetryDelay: 2 * time.Millisecond, MaxRetryDelay: 10 * time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 // TestProofSeededFaults: writers insert, update, upsert and delete
 // employees at once (each its own ids, all drawing emails from one small
 // pool, so unique values collide) while about one request in five meets a
@@ -357,7 +250,7 @@ func proofProxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) sto
 // value before or the value written); at the end the table holds exactly
 // what the writers acknowledged: lost 0, duplicated 0, half-written 0.
 func TestProofSeededFaults(t *testing.T) {
-	run := func(t *testing.T, name string, direct, faulty store.Store, f *proofFaults, table string) {
+	run := func(t *testing.T, name string, direct, faulty store.Store, f *prooftest.Faults, table string) {
 		ctx := context.Background()
 		const writers = 4
 		each := 40
@@ -443,24 +336,24 @@ func TestProofSeededFaults(t *testing.T) {
 		wg.Wait()
 		lost, duplicated, half := proofOracle(t, direct, table, want)
 		t.Logf("%s: %d writers x %d operations, faults %d %v; outcomes %v; %d employees at the end: lost %d, duplicated %d, half-written %d",
-			name, writers, each, f.total(), f.counts, outcomes, len(want), lost, duplicated, half)
-		if f.total() == 0 {
+			name, writers, each, f.Total(), f.Counts(), outcomes, len(want), lost, duplicated, half)
+		if f.Total() == 0 {
 			t.Fatal("no fault was injected")
 		}
 	}
 	t.Run("memstore", func(t *testing.T) {
 		b := backendtest.Memstore()
-		f := newProofFaults(1, 0.2)
-		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.hook()), f, b.NewTable(t, "pf"))
+		f := prooftest.New(1, 0.2)
+		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
 	})
 	t.Run("azurite", func(t *testing.T) {
 		b := backendtest.Azurite(t)
-		f := newProofFaults(2, 0.2)
-		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.hook()), f, b.NewTable(t, "pf"))
+		f := prooftest.New(2, 0.2)
+		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
 	})
 	t.Run("azurite-faultproxy", func(t *testing.T) {
 		b := backendtest.Azurite(t)
-		f := newProofFaults(3, 0.2)
-		run(t, "azurite through the fault proxy", b.Store, proofProxied(t, f.decide), f, b.NewTable(t, "pf"))
+		f := prooftest.New(3, 0.2)
+		run(t, "azurite through the fault proxy", b.Store, prooftest.Proxied(t, f.Decide), f, b.NewTable(t, "pf"))
 	})
 }

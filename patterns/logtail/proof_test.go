@@ -4,23 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net/http"
-	"net/url"
-	"strings"
+	"github.com/tablekit/tablekit/internal/prooftest"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-
-	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/eventualtest"
-	"github.com/tablekit/tablekit/internal/faultproxy"
 	"github.com/tablekit/tablekit/patterns/logtail"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/azstore"
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
@@ -124,91 +116,6 @@ func TestProofCrashAtEveryRequest(t *testing.T) {
 	})
 }
 
-// proofFaults is a seeded fault schedule shared by concurrent writers.
-type proofFaults struct {
-	mu     sync.Mutex
-	rng    *rand.Rand
-	counts map[string]int
-}
-
-func (f *proofFaults) draw(n int) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.rng.Float64() >= 0.2 {
-		return -1
-	}
-	return f.rng.IntN(n)
-}
-
-func (f *proofFaults) count(k string) {
-	f.mu.Lock()
-	f.counts[k]++
-	f.mu.Unlock()
-}
-
-func (f *proofFaults) total() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for _, v := range f.counts {
-		n += v
-	}
-	return n
-}
-
-func (f *proofFaults) hook() storetest.Hook {
-	kinds := []storetest.Fault{storetest.FaultBusy, storetest.FaultInternalBefore, storetest.FaultLostBefore, storetest.FaultInternalAfter, storetest.FaultLostAfter}
-	return storetest.Faults(func(c storetest.Call) storetest.Fault {
-		i := f.draw(len(kinds))
-		if i < 0 || !strings.HasPrefix(c.Op, "Table.") {
-			return storetest.FaultNone
-		}
-		f.count(fmt.Sprint(kinds[i]))
-		return kinds[i]
-	})
-}
-
-func (f *proofFaults) decide(*http.Request) faultproxy.Fault {
-	kinds := []faultproxy.Fault{faultproxy.Busy, faultproxy.InternalBefore, faultproxy.ResetBefore, faultproxy.DropAfter,
-		faultproxy.TruncateAfter, faultproxy.InternalAfter, faultproxy.TimeoutAfter}
-	i := f.draw(len(kinds))
-	if i < 0 {
-		return faultproxy.None
-	}
-	f.count(kinds[i].String())
-	return kinds[i]
-}
-
-// proofProxied is Azurite with its table endpoint behind a fault proxy
-// driven by decide, and a short retry policy.
-func proofProxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) store.Store {
-	t.Helper()
-	var parts []string
-	for _, part := range strings.Split(azuritetest.Conn(t), ";") {
-		k, v, _ := strings.Cut(part, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "TableEndpoint") {
-			u, err := url.Parse(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := faultproxy.Start(u.Scheme+"://"+u.Host, decide)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
-			part = "TableEndpoint=" + p.URL + u.Path
-		}
-		parts = append(parts, part)
-	}
-	st, err := azstore.NewFromConnectionString(strings.Join(parts, ";"), &azstore.Options{
-		Retry: policy.RetryOptions{RetryDelay: 2 * time.Millisecond, MaxRetryDelay: 10 * time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 // TestProofSeededFaults: writers append to one stream at once while about
 // one request in five meets a seeded fault: on memstore and on Azurite
 // through storetest's kit (typed lane kept), and on Azurite through the
@@ -218,7 +125,7 @@ func proofProxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) sto
 // again only when absent. At the end every event is stored exactly once,
 // newest first: lost 0, duplicated 0.
 func TestProofSeededFaults(t *testing.T) {
-	run := func(t *testing.T, label string, direct, faulty store.Store, f *proofFaults, name string) {
+	run := func(t *testing.T, label string, direct, faulty store.Store, f *prooftest.Faults, name string) {
 		ctx := context.Background()
 		const writers = 4
 		each := 25
@@ -279,30 +186,30 @@ func TestProofSeededFaults(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d writers x %d events, faults %d %v; sends %v; %d events stored: lost %d, duplicated %d, newest first %v",
-			label, writers, each, f.total(), f.counts, outcomes, len(got), lost, duplicated, ordered)
+			label, writers, each, f.Total(), f.Counts(), outcomes, len(got), lost, duplicated, ordered)
 		if lost+duplicated != 0 || len(got) != writers*each || !ordered {
 			t.Fatalf("lost %d, duplicated %d, %d ids, ordered %v", lost, duplicated, len(got), ordered)
 		}
-		if f.total() == 0 {
+		if f.Total() == 0 {
 			t.Fatal("no fault was injected")
 		}
 	}
-	faults := func(seed uint64) *proofFaults {
-		return &proofFaults{rng: rand.New(rand.NewPCG(seed, 0x7a1)), counts: map[string]int{}}
+	faults := func(seed uint64) *prooftest.Faults {
+		return prooftest.New(seed, 0.2)
 	}
 	t.Run("memstore", func(t *testing.T) {
 		b := backendtest.Memstore()
 		f := faults(1)
-		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.hook()), f, b.NewTable(t, "pf"))
+		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
 	})
 	t.Run("azurite", func(t *testing.T) {
 		b := backendtest.Azurite(t)
 		f := faults(2)
-		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.hook()), f, b.NewTable(t, "pf"))
+		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
 	})
 	t.Run("azurite-faultproxy", func(t *testing.T) {
 		b := backendtest.Azurite(t)
 		f := faults(3)
-		run(t, "azurite through the fault proxy", b.Store, proofProxied(t, f.decide), f, b.NewTable(t, "pf"))
+		run(t, "azurite through the fault proxy", b.Store, prooftest.Proxied(t, f.Decide), f, b.NewTable(t, "pf"))
 	})
 }

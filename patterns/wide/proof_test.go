@@ -4,22 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/prooftest"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-
-	"github.com/tablekit/tablekit/internal/azuritetest"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/eventualtest"
-	"github.com/tablekit/tablekit/internal/faultproxy"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/azstore"
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
@@ -148,100 +140,6 @@ func TestProofCrashAtEveryRequest(t *testing.T) {
 	})
 }
 
-// proofFaults is a seeded fault schedule shared by concurrent writers.
-type proofFaults struct {
-	mu     sync.Mutex
-	rng    *rand.Rand
-	rate   float64
-	counts map[string]int
-}
-
-func newProofFaults(seed uint64, rate float64) *proofFaults {
-	return &proofFaults{rng: rand.New(rand.NewPCG(seed, 0x3de)), rate: rate, counts: map[string]int{}}
-}
-
-func (f *proofFaults) draw(n int) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.rng.Float64() >= f.rate {
-		return -1
-	}
-	i := f.rng.IntN(n)
-	return i
-}
-
-func (f *proofFaults) count(k string) {
-	f.mu.Lock()
-	f.counts[k]++
-	f.mu.Unlock()
-}
-
-func (f *proofFaults) total() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for _, v := range f.counts {
-		n += v
-	}
-	return n
-}
-
-func (f *proofFaults) hook() storetest.Hook {
-	kinds := []storetest.Fault{storetest.FaultBusy, storetest.FaultInternalBefore, storetest.FaultLostBefore, storetest.FaultInternalAfter, storetest.FaultLostAfter}
-	return storetest.Faults(func(c storetest.Call) storetest.Fault {
-		if !strings.HasPrefix(c.Op, "Table.") {
-			return storetest.FaultNone
-		}
-		i := f.draw(len(kinds))
-		if i < 0 {
-			return storetest.FaultNone
-		}
-		f.count(fmt.Sprint(kinds[i]))
-		return kinds[i]
-	})
-}
-
-func (f *proofFaults) decide(*http.Request) faultproxy.Fault {
-	kinds := []faultproxy.Fault{faultproxy.Busy, faultproxy.InternalBefore, faultproxy.ResetBefore, faultproxy.DropAfter,
-		faultproxy.TruncateAfter, faultproxy.InternalAfter, faultproxy.TimeoutAfter}
-	i := f.draw(len(kinds))
-	if i < 0 {
-		return faultproxy.None
-	}
-	f.count(kinds[i].String())
-	return kinds[i]
-}
-
-// proofProxied is Azurite with its table endpoint behind a fault proxy
-// driven by decide, and a short retry policy.
-func proofProxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) store.Store {
-	t.Helper()
-	var parts []string
-	for _, part := range strings.Split(azuritetest.Conn(t), ";") {
-		k, v, _ := strings.Cut(part, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "TableEndpoint") {
-			u, err := url.Parse(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := faultproxy.Start(u.Scheme+"://"+u.Host, decide)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
-			part = "TableEndpoint=" + p.URL + u.Path
-		}
-		parts = append(parts, part)
-	}
-	st, err := azstore.NewFromConnectionString(strings.Join(parts, ";"), &azstore.Options{
-		Retry: policy.RetryOptions{RetryDelay: 2 * time.Millisecond, MaxRetryDelay: 10 * time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 // TestProofSeededFaults: writers put values at once while about one
 // request in five meets a seeded fault: on memstore and on Azurite through
 // storetest's kit (typed lane kept), and on Azurite through the fault
@@ -254,7 +152,7 @@ func proofProxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) sto
 // writes acknowledged and those plus the unknown ones: lost 0, duplicated
 // 0.
 func TestProofSeededFaults(t *testing.T) {
-	run := func(t *testing.T, label string, direct, faulty store.Store, f *proofFaults, name string) {
+	run := func(t *testing.T, label string, direct, faulty store.Store, f *prooftest.Faults, name string) {
 		ctx := context.Background()
 		const writers = 3
 		each := 24
@@ -328,27 +226,27 @@ func TestProofSeededFaults(t *testing.T) {
 		}
 		lost, duplicated := max(0, sharedOK-int(version)), max(0, int(version)-sharedOK-sharedUnknown)
 		t.Logf("%s: %d writers x %d puts, faults %d %v; own values %v; shared value: %d done, %d unknown, version %d: lost %d, duplicated %d, every value whole",
-			label, writers, each, f.total(), f.counts, outcomes, sharedOK, sharedUnknown, version, lost, duplicated)
+			label, writers, each, f.Total(), f.Counts(), outcomes, sharedOK, sharedUnknown, version, lost, duplicated)
 		if lost+duplicated != 0 {
 			t.Fatalf("the shared value's version %d after %d writes done and %d unknown", version, sharedOK, sharedUnknown)
 		}
-		if f.total() == 0 {
+		if f.Total() == 0 {
 			t.Fatal("no fault was injected")
 		}
 	}
 	t.Run("memstore", func(t *testing.T) {
 		b := backendtest.Memstore()
-		f := newProofFaults(1, 0.2)
-		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.hook()), f, freshTable(t, b))
+		f := prooftest.New(1, 0.2)
+		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, freshTable(t, b))
 	})
 	t.Run("azurite", func(t *testing.T) {
 		b := backendtest.Azurite(t)
-		f := newProofFaults(2, 0.2)
-		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.hook()), f, freshTable(t, b))
+		f := prooftest.New(2, 0.2)
+		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, freshTable(t, b))
 	})
 	t.Run("azurite-faultproxy", func(t *testing.T) {
 		b := backendtest.Azurite(t)
-		f := newProofFaults(3, 0.2)
-		run(t, "azurite through the fault proxy", b.Store, proofProxied(t, f.decide), f, freshTable(t, b))
+		f := prooftest.New(3, 0.2)
+		run(t, "azurite through the fault proxy", b.Store, prooftest.Proxied(t, f.Decide), f, freshTable(t, b))
 	})
 }
