@@ -77,10 +77,19 @@ func (f *Faults) Counts() map[string]int {
 
 // Hook faults table requests through storetest's kit, which keeps the
 // typed lane: 503, 500 before, lost before, 500 after, lost after.
-func (f *Faults) Hook() storetest.Hook {
+func (f *Faults) Hook() storetest.Hook { return f.HookOn("Table.") }
+
+// HookOn is Hook for the requests whose kit name ("Table.Write",
+// "Queue.Send", ...) starts with one of prefixes, so that an eventual
+// pattern's queue requests can meet the same faults as its tables.
+func (f *Faults) HookOn(prefixes ...string) storetest.Hook {
 	kinds := []storetest.Fault{storetest.FaultBusy, storetest.FaultInternalBefore, storetest.FaultLostBefore, storetest.FaultInternalAfter, storetest.FaultLostAfter}
 	return storetest.Faults(func(c storetest.Call) storetest.Fault {
-		if !strings.HasPrefix(c.Op, "Table.") {
+		match := false
+		for _, p := range prefixes {
+			match = match || strings.HasPrefix(c.Op, p)
+		}
+		if !match {
 			return storetest.FaultNone
 		}
 		i := f.draw(len(kinds))
@@ -111,10 +120,32 @@ func (f *Faults) Decide(*http.Request) faultproxy.Fault {
 // the test when Azurite is not configured, as azuritetest.Conn does.
 func Proxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) store.Store {
 	t.Helper()
+	return ProxiedServices(t, decide, "table")
+}
+
+// ProxiedServices is Proxied with the endpoints of the named services
+// ("table", "queue", "blob") each behind its own fault proxy, all driven
+// by decide; the other endpoints are reached directly. The eventual
+// patterns put their queue behind a proxy as well as their tables.
+func ProxiedServices(t *testing.T, decide func(*http.Request) faultproxy.Fault, services ...string) store.Store {
+	t.Helper()
+	if len(services) == 0 {
+		t.Fatal("prooftest: no service to put behind a fault proxy")
+	}
+	want := map[string]bool{}
+	for _, s := range services {
+		switch s = strings.ToLower(s); s {
+		case "table", "queue", "blob":
+			want[s+"endpoint"] = true
+		default:
+			t.Fatalf("prooftest: unknown service %q", s)
+		}
+	}
 	var parts []string
 	for _, part := range strings.Split(azuritetest.Conn(t), ";") {
 		k, v, _ := strings.Cut(part, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "TableEndpoint") {
+		k = strings.TrimSpace(k)
+		if want[strings.ToLower(k)] {
 			u, err := url.Parse(strings.TrimSpace(v))
 			if err != nil {
 				t.Fatal(err)
@@ -124,7 +155,7 @@ func Proxied(t *testing.T, decide func(*http.Request) faultproxy.Fault) store.St
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = p.Close() })
-			part = "TableEndpoint=" + p.URL + u.Path
+			part = k + "=" + p.URL + u.Path
 		}
 		parts = append(parts, part)
 	}
