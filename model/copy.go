@@ -100,6 +100,11 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 			if err != nil {
 				return err
 			}
+			if in, err := m.movingTo(ctx, other, src); err != nil {
+				return err
+			} else if in {
+				holds = false // the source in flight to this one
+			}
 			if holds {
 				return fmt.Errorf("%w: copy %s, row (%q, %q) of %s: %s holds it, %s wants it at version %d",
 					ErrOtherSource, f.name, a.pk, a.rk, f.table, s, me, v)

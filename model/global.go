@@ -56,6 +56,9 @@ func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
 	if err := json.Unmarshal(s.Data, &d); err != nil {
 		return nil, d, refuse("unreadable copy step: %v", err)
 	}
+	if d.Action == actMove || d.Action == actMoveLog || d.Action == actMoved {
+		return nil, d, nil
+	}
 	f := m.byName[d.Index]
 	if f == nil || !f.global {
 		return nil, d, refuse("copy step for %q: no such global index or copy", d.Index)
@@ -137,12 +140,20 @@ type heldClaim struct {
 // hole); another entity's row is refused while that entity holds the
 // value or its claim is recent, and taken over otherwise. Only a unique
 // index can meet another entity's row.
-func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string, src eventual.Ref, token string) (heldClaim, error) {
+//
+// A write of an entity arriving from a move (prev, the entity in flight)
+// takes over the row of the entity in flight, and marks its claim with
+// prev so lookups find the entity in flight until it arrived; such a
+// claim is kept, not released, when the write fails.
+func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string, src eventual.Ref, token, prev string) (heldClaim, error) {
 	tbl := m.st.Table(m.itable)
 	now := m.o.Now().UTC()
 	want := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: map[string]any{
 		ClaimProperty: token, ClaimedProperty: now, eventual.VersionProperty: int64(0)}}
 	m.stampOwner(want.Properties, src)
+	if prev != "" {
+		want.Properties[PrevProperty] = prev
+	}
 	for range maxRounds {
 		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
 		switch {
@@ -154,7 +165,7 @@ func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string,
 			if err != nil {
 				return heldClaim{}, fmt.Errorf("model: claim %s %q: %w", f.name, value, err)
 			}
-			return heldClaim{a: a, etag: etag, release: true}, nil
+			return heldClaim{a: a, etag: etag, release: prev == ""}, nil
 		case err != nil:
 			return heldClaim{}, fmt.Errorf("model: claim %s %q: %w", f.name, value, err)
 		}
@@ -162,6 +173,16 @@ func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string,
 		if o == src {
 			stamp := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: map[string]any{ClaimProperty: token, ClaimedProperty: now}}
 			_, err := tbl.Update(ctx, stamp, store.Merge, cur.ETag)
+			if retryable(err) {
+				continue
+			}
+			return heldClaim{a: a}, err
+		}
+		if in, err := m.movingTo(ctx, o, src); err != nil || in {
+			if err != nil {
+				return heldClaim{}, err
+			}
+			_, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
 			if retryable(err) {
 				continue
 			}
@@ -211,7 +232,10 @@ func (m *Model[T]) runStep(ctx context.Context, op eventual.Operation, s eventua
 		return err
 	}
 	if op.Source == nil {
-		return refuse("copy step for index %s without a source", f.name)
+		return refuse("copy step %s without a source", d.Action)
+	}
+	if f == nil {
+		return m.runMove(ctx, op, s, d.Action)
 	}
 	a := at{s.Entity.PartitionKey, s.Entity.RowKey}
 	switch d.Action {
@@ -276,6 +300,11 @@ func (m *Model[T]) putOnce(ctx context.Context, f *Feature[T], tbl store.Table, 
 		_, _, holds, err := m.current(ctx, f, o, a)
 		if err != nil {
 			return "", err, true
+		}
+		if in, err := m.movingTo(ctx, o, src); err != nil {
+			return "", err, true
+		} else if in {
+			holds = false // the entity in flight to src: src takes its row over
 		}
 		if holds {
 			return "", fmt.Errorf("%w: index %s, row (%q, %q) of %s: held by %s, and %s wants it at version %d",

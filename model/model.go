@@ -245,6 +245,7 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 	if err := m.eng.Handle(m.step, eventual.StepHandler{Check: m.checkStep, Run: m.runStep}); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
+	m.register()
 	return m, nil
 }
 

@@ -35,8 +35,32 @@ func (m *Model[T]) get(ctx context.Context, pk, id string) (*T, store.Entity, er
 	if err != nil {
 		return nil, row, err
 	}
+	if moving(&row) {
+		// A reservation holds no entity yet; a marker holds the entity in
+		// flight until it arrived.
+		t, ok := movedTo(&row)
+		if !ok {
+			return nil, row, notFound("entity (%q, %q) is reserved by a move, not arrived", pk, id)
+		}
+		if arrived, err := m.arrived(ctx, t); err != nil || arrived {
+			if err == nil {
+				err = notFound("entity (%q, %q) moved to %s", pk, id, t)
+			}
+			return nil, row, err
+		}
+	}
 	v, err := decodeProps[T](pk, id, own(row.Properties), row.ETag)
 	return v, row, err
+}
+
+// arrived reports whether a moved entity arrived at t.
+func (m *Model[T]) arrived(ctx context.Context, t eventual.Ref) (bool, error) {
+	row, found, err := t.Read(ctx, m.st)
+	if err != nil || !found {
+		return false, err
+	}
+	_, resv := row.Properties[MovingFromProperty]
+	return !resv, nil
 }
 
 func (m *Model[T]) index(name string, global bool) (*Feature[T], error) {
@@ -146,7 +170,7 @@ func (m *Model[T]) Find(ctx context.Context, name, value string) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, ok, err := m.verify(ctx, f, owner(&row), a)
+	v, ok, err := m.verify(ctx, f, &row, a)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +216,7 @@ func (m *Model[T]) FindAll(ctx context.Context, name, value string) ([]*T, error
 			continue
 		}
 		seen[o] = true
-		v, ok, err := m.verify(ctx, f, o, at{row.PartitionKey, row.RowKey})
+		v, ok, err := m.verify(ctx, f, &row, at{row.PartitionKey, row.RowKey})
 		if err != nil {
 			return nil, err
 		}
@@ -203,17 +227,67 @@ func (m *Model[T]) FindAll(ctx context.Context, name, value string) ([]*T, error
 	return out, nil
 }
 
-// verify reads entity o and reports whether it maps to the row at a.
-func (m *Model[T]) verify(ctx context.Context, f *Feature[T], o eventual.Ref, a at) (*T, bool, error) {
+// verify reads the entity index row ir names and reports whether it maps
+// to the row at a. An entity in flight (a move) is read where it was
+// until it arrived: through its marker, or through the claim its arrival
+// made (PrevProperty); once arrived, only the destination's rows find it.
+func (m *Model[T]) verify(ctx context.Context, f *Feature[T], ir *store.Entity, a at) (*T, bool, error) {
+	o := owner(ir)
+	if o.Table == "" || o.RowKey == "" {
+		return nil, false, nil
+	}
+	row, found, err := o.Read(ctx, m.st)
+	if err != nil {
+		return nil, false, err
+	}
+	if found && !moving(&row) {
+		return m.holder(f, o, &row, a)
+	}
+	if found {
+		t, ok := movedTo(&row)
+		if !ok {
+			found = false // a reservation: the entity has not arrived
+		} else if arrived, err := m.arrived(ctx, t); err != nil || arrived {
+			return nil, false, err
+		} else {
+			return m.holder(f, o, &row, a)
+		}
+	}
+	p, _ := ir.Properties[PrevProperty].(string)
+	if p == "" {
+		return nil, false, nil
+	}
+	pr, err := parseRef(p)
+	if err != nil {
+		return nil, false, nil
+	}
+	prow, pfound, err := pr.Read(ctx, m.st)
+	if err != nil || !pfound {
+		return nil, false, err
+	}
+	if t, ok := movedTo(&prow); !ok || t != o {
+		return nil, false, nil
+	}
+	return m.holder(f, pr, &prow, a)
+}
+
+// holder decodes the entity row of o (in m's table) and reports whether
+// it maps to a.
+func (m *Model[T]) holder(f *Feature[T], o eventual.Ref, row *store.Entity, a at) (*T, bool, error) {
 	if o.Table != m.table {
 		return nil, false, nil
 	}
-	row, found, holds, err := m.current(ctx, f, o, a)
-	if err != nil || !found || !holds {
+	id := idOf(o.RowKey)
+	v, err := decodeProps[T](o.PartitionKey, id, own(row.Properties), row.ETag)
+	if err != nil {
 		return nil, false, err
 	}
-	v, err := decodeProps[T](o.PartitionKey, idOf(o.RowKey), own(row.Properties), row.ETag)
-	return v, err == nil, err
+	val := f.value(v)
+	if val == "" {
+		return nil, false, nil
+	}
+	now, err := m.globalAt(f, val, o.PartitionKey, id)
+	return v, err == nil && now == a, nil
 }
 
 // Entry is one row of an entity's change log.
@@ -245,7 +319,7 @@ func (m *Model[T]) Log(ctx context.Context, pk, id string, n int) ([]Entry[T], e
 		if err != nil {
 			return nil, err
 		}
-		e := Entry[T]{Version: eventual.VersionOf(&row)}
+		e := Entry[T]{Version: logVersion(&row)}
 		e.Op, _ = row.Properties[OpProperty].(string)
 		if e.Op != "delete" {
 			if e.Entity, err = decodeProps[T](pk, id, own(row.Properties), ""); err != nil {

@@ -129,6 +129,7 @@ func (m *Model[T]) put(ctx context.Context, k writeKind, v *T, mode store.Update
 type txWrite struct {
 	labels map[string][2]string // row label -> index, value
 	claims []heldClaim
+	prev   string // the entity in flight an arrival comes from
 }
 
 // write plans and commits one write of entity (pk, id): props is the new
@@ -171,6 +172,22 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 		return err
 	}
 	row := partition.Row{Label: "entity", Index: 0, RowKey: ek}
+	var over store.ETag // a stale reservation the entity is written over
+	if found && moving(&cur) {
+		if _, r := cur.Properties[MovingFromProperty]; r {
+			st, err := m.stale(ctx, &cur, eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek})
+			if err != nil {
+				return err
+			}
+			if st {
+				found, over = false, cur.ETag
+			}
+		}
+		if found {
+			return fmt.Errorf("%w: (%q, %q) of %s: %w", ErrMoving, pk, id, m.table,
+				clientErr(store.CodeEntityAlreadyExists, 409, "model: entity %q is moving", id))
+		}
+	}
 	switch {
 	case k == wInsert && found:
 		row.Kind = store.ActionInsert
@@ -206,11 +223,17 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 	// The entity: replaced over the ETag read (under the fence), so a
 	// row changed without the model since is reported, never overwritten.
 	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: newProps}
+	if mf, ok := cur.Properties[MovedFromProperty]; found && ok {
+		ent.Properties = maps.Clone(newProps)
+		ent.Properties[MovedFromProperty] = mf // the proof of a move's arrival
+	}
 	switch {
 	case k == wDelete:
 		err = tx.Delete("entity", ek, cur.ETag)
 	case found:
 		err = tx.Update("entity", ent, store.Replace, cur.ETag)
+	case over != "":
+		err = tx.Update("entity", ent, store.Replace, over)
 	default:
 		err = tx.Insert("entity", ent)
 	}
@@ -316,7 +339,7 @@ func (m *Model[T]) planGlobal(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 				}
 				puts = append(puts, m.newStep(f, actPut, c, token))
 				if was != is {
-					h, err := m.claim(ctx, f, is, val, src, token)
+					h, err := m.claim(ctx, f, is, val, src, token, w.prev)
 					if err != nil {
 						return err
 					}
