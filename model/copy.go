@@ -53,7 +53,7 @@ func (m *Model[T]) planCopy(f *Feature[T], old, now *T, newProps map[string]any)
 // mapsTo reports whether entity src exists and maps copy f to target a.
 func (m *Model[T]) mapsTo(ctx context.Context, f *Feature[T], src eventual.Ref, a at) (bool, error) {
 	row, found, err := src.Read(ctx, m.st)
-	if err != nil || !found {
+	if err != nil || !found || reserved(&row) {
 		return false, err
 	}
 	v, err := decodeProps[T](src.PartitionKey, idOf(src.RowKey), own(row.Properties), "")

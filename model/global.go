@@ -56,7 +56,7 @@ func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
 	if err := json.Unmarshal(s.Data, &d); err != nil {
 		return nil, d, refuse("unreadable copy step: %v", err)
 	}
-	if d.Action == actMove || d.Action == actMoveLog || d.Action == actMoved {
+	if d.Action == actMove || d.Action == actMoveLog || d.Action == actMoved || d.Action == actReceipt {
 		return nil, d, nil
 	}
 	f := m.byName[d.Index]
@@ -107,8 +107,8 @@ func (m *Model[T]) current(ctx context.Context, f *Feature[T], src eventual.Ref,
 		return row, false, false, nil
 	}
 	row, found, err = src.Read(ctx, m.st)
-	if err != nil || !found {
-		return row, found, false, err
+	if err != nil || !found || reserved(&row) {
+		return row, found && !reserved(&row), false, err
 	}
 	id := idOf(src.RowKey)
 	if id == "" {

@@ -25,9 +25,6 @@ const (
 	// MovingFromProperty marks the reservation a move makes at the
 	// destination before the entity leaves: no other write takes the key.
 	MovingFromProperty = "TkMovingFrom"
-	// MovedFromProperty stays on an arrived entity: where it came from
-	// and at which version (the move's proof of arrival).
-	MovedFromProperty = "TkMovedFrom"
 	// PrevProperty is kept on a claim a destination took over from the
 	// entity in flight: lookups follow it until the entity arrived.
 	PrevProperty = "TkPrev"
@@ -53,6 +50,7 @@ const (
 	actMove    = "move"  // the arrival at the destination
 	actMoveLog = "mlog"  // a log row the arrival carries
 	actMoved   = "moved" // the removal of the source's marker
+	actReceipt = "rcpt"  // the removal of the arrival's receipt
 )
 
 var errArrived = errors.New("model: arrived already")
@@ -162,6 +160,9 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 	if err != nil {
 		return err
 	}
+	if err := m.destFree(ctx, to, old); err != nil {
+		return err
+	}
 	var logs []store.Entity
 	if m.log {
 		rng, err := keys.PrefixOf("l", id)
@@ -206,7 +207,12 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 		p[LogVersionProperty] = logVersion(&lr)
 		steps = append(steps, m.moveStep(actMoveLog, to.Table, store.Entity{PartitionKey: to.PartitionKey, RowKey: lr.RowKey, Properties: p}))
 	}
-	steps = append(steps, m.moveStep(actMoved, m.table, store.Entity{PartitionKey: pk, RowKey: ek}))
+	rk, err := receiptKey(id, src, tx.Version())
+	if err != nil {
+		return err
+	}
+	steps = append(steps, m.moveStep(actMoved, m.table, store.Entity{PartitionKey: pk, RowKey: ek}),
+		m.moveStep(actReceipt, to.Table, store.Entity{PartitionKey: to.PartitionKey, RowKey: rk}))
 	// The source's copies elsewhere: each removal leaves alone a row the
 	// destination took over.
 	for _, f := range m.specs {
@@ -230,6 +236,42 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 	return tx.Then(ctx, ek, steps...)
 }
 
+// destFree checks that no entity of the destination's partition holds a
+// value of v in a unique index of that partition (the arrival would be
+// refused). A value taken between this check and the arrival leaves the
+// move failing in the engine's poison queue, the entity in flight.
+func (m *Model[T]) destFree(ctx context.Context, to eventual.Ref, v *T) error {
+	d, _ := registry.Load(regKey{m.eng, to.Table})
+	dst, _ := d.(*Model[T])
+	if dst == nil {
+		return refuse("move to %s: no model of %T is defined over table %s on this engine", to, *v, to.Table)
+	}
+	for _, f := range dst.specs {
+		if f.global || !f.unique || f.value(v) == "" {
+			continue
+		}
+		val := f.value(v)
+		k, err := localKey(f, val, "")
+		if err != nil {
+			return refuse("index %s: value %q: %v", f.name, val, err)
+		}
+		row, err := m.st.Table(to.Table).Get(ctx, to.PartitionKey, k, nil)
+		if store.EntityNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		hid, _ := row.Properties[IDProperty].(string)
+		hk, _ := entityKey(hid)
+		return &partition.DuplicateError{Table: to.Table, Partition: to.PartitionKey,
+			Row:       partition.Row{Label: "index " + f.name, Index: -1, Kind: store.ActionInsert, RowKey: k},
+			IndexName: f.name, Value: val, Holder: partition.Ref{PartitionKey: to.PartitionKey, RowKey: hk},
+			Err: clientErr(store.CodeEntityAlreadyExists, 409, "model: %s %q is held in %s", f.name, val, to.PartitionKey)}
+	}
+	return nil
+}
+
 func (m *Model[T]) moveStep(act, table string, e store.Entity) eventual.Step {
 	data, _ := json.Marshal(stepData{Action: act})
 	return eventual.Custom(m.step, table, e, data)
@@ -249,6 +291,13 @@ func moving(e *store.Entity) bool {
 	_, a := e.Properties[MovedToProperty]
 	_, b := e.Properties[MovingFromProperty]
 	return a || b
+}
+
+// reserved reports whether a row at an entity's key is a move's
+// reservation: no entity.
+func reserved(e *store.Entity) bool {
+	_, ok := e.Properties[MovingFromProperty]
+	return ok
 }
 
 // movedTo returns where the marker row e sends its entity.
@@ -292,6 +341,14 @@ func (m *Model[T]) stale(ctx context.Context, r *store.Entity, here eventual.Ref
 // runMove carries out the steps of a move.
 func (m *Model[T]) runMove(ctx context.Context, op eventual.Operation, s eventual.Step, act string) error {
 	src, v := *op.Source, op.Version
+	if act == actReceipt {
+		// The marker is gone: the arrival will not run again.
+		err := m.st.Table(s.Table).Delete(ctx, s.Entity.PartitionKey, s.Entity.RowKey, store.ETagAny)
+		if err == nil || store.EntityNotFound(err) {
+			return nil
+		}
+		return err
+	}
 	mk, found, err := src.Read(ctx, m.st)
 	if err != nil {
 		return err
@@ -338,17 +395,29 @@ func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string
 	}
 	var w txWrite
 	pk, ek, id := to.PartitionKey, to.RowKey, idOf(to.RowKey)
+	rk, err := receiptKey(id, src, v)
+	if err != nil {
+		return err
+	}
 	_, err = m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
 		w = txWrite{labels: map[string][2]string{}, prev: srcString(src)}
+		// The receipt, written with the entity and removed after the
+		// marker, tells a run of the step again that it arrived (even if
+		// the entity was written or deleted since).
+		if _, err := m.st.Table(m.table).Get(ctx, pk, rk, nil); err == nil {
+			return errArrived
+		} else if !store.EntityNotFound(err) {
+			return err
+		}
+		if err := tx.Insert("receipt", store.Entity{RowKey: rk, Properties: map[string]any{MovingFromProperty: from}}); err != nil {
+			return err
+		}
 		cur, err := m.st.Table(m.table).Get(ctx, pk, ek, nil)
 		ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: maps.Clone(props)}
-		ent.Properties[MovedFromProperty] = from
 		switch {
 		case store.EntityNotFound(err):
 			err = tx.Insert("entity", ent)
 		case err != nil:
-		case cur.Properties[MovedFromProperty] == from:
-			return errArrived
 		case isReservationOf(&cur, from):
 			err = tx.Update("entity", ent, store.Replace, cur.ETag)
 		default:
@@ -413,6 +482,12 @@ func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string
 		return m.named(ctx, pk, err, w.labels)
 	}
 	return nil
+}
+
+// receiptKey is the RowKey of the receipt of the move of entity id from
+// src at version v, in the destination's partition.
+func receiptKey(id string, src eventual.Ref, v int64) (string, error) {
+	return keys.Join("a", id, srcString(src), strconv.FormatInt(v, 10))
 }
 
 // isReservationOf reports whether row r is the reservation of the move

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/model"
@@ -144,5 +148,138 @@ func TestMove(t *testing.T) {
 			t.Fatalf("the archived entity's email is not free: %v", err)
 		}
 		t.Logf("%s: lookups after each of %d write requests of the move's worker: %d anomalies", e.B.Name, checks.Load(), anomalies.Load())
+	})
+}
+
+// TestMoveCrashAtEveryRequest is TestCrashAtEveryRequest with moves
+// between the two partitions among the writes: the writer and the worker
+// crash at a random request, before or after it reaches the store, and
+// restart; after the drain every entity holds one of the states its
+// writes and moves may have left, and every copy, card and log agrees.
+func TestMoveCrashAtEveryRequest(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		schedules, writes := 40, 24
+		if !e.Fake() {
+			schedules, writes = 4, 12
+		}
+		points := map[string]int{}
+		var crashes, operations, moves, moved, refused, lost, dup, older int
+		for seed := uint64(1); seed <= uint64(schedules); seed++ {
+			ctx := context.Background()
+			r := rand.New(rand.NewPCG(seed, 0x3e))
+			cs := &eventualtest.CrashStore{Store: e.B.Store}
+			f := newFixture(t, e, cs, allFeatures)
+			f.o.Concurrency = 1
+			f.restart(t)
+			arm := func() { cs.Arm(int64(1+r.IntN(40)), r.IntN(2) == 0) }
+			arm()
+			c := cands{}
+			for i := 0; i < writes; i++ {
+				kind, v := nextWrite(r, "c", i)
+				v.Badge = "b-" + v.ID // unique in a partition, and free where it moves
+				if r.IntN(4) == 0 {
+					// Move an entity that surely exists, when there is one.
+					var sure []string
+					for key, list := range c {
+						if len(list) == 1 && list[0] != nil {
+							sure = append(sure, key)
+						}
+					}
+					sort.Strings(sure)
+					if len(sure) > 0 {
+						kind = "move"
+						v.Dept, v.ID, _ = strings.Cut(sure[r.IntN(len(sure))], "/")
+					}
+				}
+				k := v.Dept + "/" + v.ID
+				to := map[string]string{"Sales": "Ops", "Ops": "Sales"}[v.Dept]
+				kt := to + "/" + v.ID
+				var err error
+				crashed := eventualtest.Survive(func() {
+					if kind == "move" {
+						err = f.m.Move(ctx, v.Dept, v.ID, f.m, to, "")
+					} else {
+						err = apply(ctx, f, kind, &v)
+					}
+				})
+				operations++
+				var state *Employee
+				if kind != "delete" {
+					s := v
+					s.ETag = ""
+					state = &s
+				}
+				if kind == "move" {
+					moves++
+					var arrived []*Employee
+					for _, w := range c[k] {
+						if w != nil {
+							a := *w
+							a.Dept = to
+							arrived = append(arrived, &a)
+						}
+					}
+					switch {
+					case crashed:
+						crashes++
+						if _, ok := c[kt]; !ok {
+							c[kt] = []*Employee{nil}
+						}
+						c[kt] = append(c[kt], arrived...)
+						c.maybe(k, nil)
+						f.restart(t)
+						arm()
+					case errors.Is(err, partition.ErrDuplicate), errors.Is(err, partition.ErrChanged), errors.Is(err, model.ErrMoving):
+						refused++
+					case err != nil:
+						t.Fatalf("seed %d: move %s: %v", seed, k, err)
+					default:
+						moved++
+						c[kt] = arrived
+						c.set(k, nil)
+					}
+				} else {
+					switch {
+					case crashed:
+						crashes++
+						if _, ok := c[k]; !ok {
+							c[k] = []*Employee{nil}
+						}
+						c.maybe(k, state)
+						f.restart(t)
+						arm()
+					case errors.Is(err, partition.ErrDuplicate), errors.Is(err, partition.ErrChanged), errors.Is(err, model.ErrMoving):
+						refused++
+					case err != nil:
+						t.Fatalf("seed %d: %s %s: %v", seed, kind, k, err)
+					default:
+						c.set(k, state)
+					}
+				}
+				if r.IntN(3) == 0 {
+					if eventualtest.Survive(func() { _, _ = f.eng.ProcessOnce(ctx) }) {
+						crashes++
+						f.restart(t)
+						arm()
+					}
+				}
+				if e.Fake() && r.IntN(6) == 0 {
+					e.Pass(2 * time.Minute) // claims and reservations left by crashes expire
+				}
+			}
+			cs.Arm(0, false)
+			f.drain(t)
+			cs.AddPoints(points)
+			rep := f.verify(t)
+			l := c.check(t, f)
+			if rep.bad() || len(l) > 0 {
+				t.Fatalf("seed %d: %s; entities not as written: %v", seed, rep, l)
+			}
+			lost += len(rep.lost) + len(l)
+			dup += len(rep.duplicated)
+			older += len(rep.older)
+		}
+		t.Logf("%s: schedules %d, crashes injected %d at %d crash points, operations %d (moves %d, of which %d answered success; refused %d): lost %d, duplicated %d, older-over-newer %d",
+			e.B.Name, schedules, crashes, len(points), operations, moves, moved, refused, lost, dup, older)
 	})
 }

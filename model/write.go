@@ -223,10 +223,6 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 	// The entity: replaced over the ETag read (under the fence), so a
 	// row changed without the model since is reported, never overwritten.
 	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: newProps}
-	if mf, ok := cur.Properties[MovedFromProperty]; found && ok {
-		ent.Properties = maps.Clone(newProps)
-		ent.Properties[MovedFromProperty] = mf // the proof of a move's arrival
-	}
 	switch {
 	case k == wDelete:
 		err = tx.Delete("entity", ek, cur.ETag)
