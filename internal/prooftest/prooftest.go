@@ -22,6 +22,8 @@ import (
 	"github.com/tablekit/tablekit/internal/faultproxy"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
@@ -160,7 +162,8 @@ func ProxiedServices(t *testing.T, decide func(*http.Request) faultproxy.Fault, 
 		parts = append(parts, part)
 	}
 	st, err := azstore.NewFromConnectionString(strings.Join(parts, ";"), &azstore.Options{
-		Retry: policy.RetryOptions{RetryDelay: 2 * time.Millisecond, MaxRetryDelay: 10 * time.Millisecond},
+		Retry:    policy.RetryOptions{RetryDelay: 2 * time.Millisecond, MaxRetryDelay: 10 * time.Millisecond},
+		Services: []azstore.Service{azqueues.Service(), azblobs.Service()},
 	})
 	if err != nil {
 		t.Fatal(err)
