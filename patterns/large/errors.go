@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -24,7 +25,7 @@ var ErrCorruptBlob = errors.New("large: blob does not match its reference")
 // ErrContention is matched by the error of a Put or DeleteKey that lost
 // the race for the entity to other writers on every attempt it was
 // allowed (Options.Attempts). Nothing of it was applied.
-var ErrContention = errors.New("large: too many concurrent writers")
+var ErrContention = fmt.Errorf("large: too many concurrent writers: %w", partition.ErrConflict)
 
 // BlobError reports a blob a read could not use. It names the entity,
 // the property and the blob, and matches ErrMissingBlob or ErrCorruptBlob.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -90,7 +91,8 @@ func (t *Table[P, C]) Update(ctx context.Context, parent *P, children ...*C) err
 // the ETag in the parent's etag field. When the field holds none, Add
 // first reads the parent (one point read) and makes the write conditional
 // on the ETag read, reading again when another writer gets in between (up
-// to 16 times, then store.ErrPreconditionFailed). So a child is never
+// to 16 times, then an error matching partition.ErrConflict, a race to
+// retry, and store.ErrPreconditionFailed). So a child is never
 // added to a parent that is gone or whose family is being deleted, and
 // two writers of one family never interleave. The parent's new ETag goes
 // into its etag field. Only the parent's key fields need be set.
@@ -135,8 +137,14 @@ func (t *Table[P, C]) fenced(ctx context.Context, parent *P, kind store.ActionKi
 		}
 		acts[0].IfMatch = cur.ETag
 		err = t.send(ctx, pe, acts, ms, parent, kind)
-		if n >= attempts || store.Index(err) != 0 || !errors.Is(err, store.ErrPreconditionFailed) {
+		if store.Index(err) != 0 || !errors.Is(err, store.ErrPreconditionFailed) {
 			return err
+		}
+		if n >= attempts {
+			// Lost to other writers of the family every time: a race,
+			// worth retrying later, not a change under the caller's ETag.
+			return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %d tries lost to concurrent writers of the family: %w: %w",
+				pe.PartitionKey, pe.RowKey, t.table.Name(), n, partition.ErrConflict, err)
 		}
 		// Another writer of the family got in between: read again.
 		if werr := wait(ctx, n); werr != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/internal/wait"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -16,7 +17,7 @@ import (
 // ErrContention is matched (errors.Is) by the error of a write that lost
 // the race for the series to other writers on every attempt it was
 // allowed. Nothing of it was applied.
-var ErrContention = errors.New("series: too many concurrent writers")
+var ErrContention = fmt.Errorf("series: too many concurrent writers: %w", partition.ErrConflict)
 
 // ErrNoRoom is matched by the error of a write whose values cannot be
 // placed within the series' entities (a value that fits no entity, or a
