@@ -299,7 +299,10 @@ func (d *Source[S]) change(ctx context.Context, v *S, e *store.Entity, cur *stor
 		}
 		stored, err := d.st.Table(d.name).Get(ctx, self.PartitionKey, self.RowKey, nil)
 		if err != nil {
-			return err
+			// The write committed: failing it now would tell the caller
+			// it did not. Its new ETag is unknown, so v is left without
+			// one (a later Update of v refuses rather than overwrites).
+			return mapper.SetETag(v, "")
 		}
 		return mapper.SetETag(v, stored.ETag)
 	}
