@@ -31,6 +31,8 @@ func (m *Model[T]) planCopy(f *Feature[T], old, now *T, newProps map[string]any)
 	}
 	if now != nil {
 		is.pk, is.rk = f.target(now)
+	}
+	if now != nil && is != (at{}) {
 		if err := store.ValidateKeys(is.pk, is.rk); err != nil {
 			return nil, nil, fmt.Errorf("model: copy %s: target: %w", f.name, err)
 		}
@@ -44,7 +46,7 @@ func (m *Model[T]) planCopy(f *Feature[T], old, now *T, newProps map[string]any)
 		}
 		puts = append(puts, m.newStep(f, actCopyPut, c, ""))
 	}
-	if old != nil && was != is && store.ValidateKeys(was.pk, was.rk) == nil {
+	if old != nil && was != is && was != (at{}) && store.ValidateKeys(was.pk, was.rk) == nil {
 		dels = append(dels, m.newStep(f, actCopyDel, store.Entity{PartitionKey: was.pk, RowKey: was.rk}, ""))
 	}
 	return dels, puts, nil

@@ -142,7 +142,9 @@ func Log[T any]() Feature[T] { return Feature[T]{kind: featLog, name: "log"} }
 // entity's version (TkDn_<name>_V) and its keys (TkDn_<name>_Src), and
 // removes them when the entity is deleted or maps to another target. A
 // target that does not exist when the step runs gets nothing. A target
-// row another source still maps to fails the step with ErrOtherSource.
+// row another source still maps to fails the step with ErrOtherSource. A
+// target of ("", "") means none: the entity is copied nowhere (an
+// employee who manages no department).
 func CopyTo[T any](name, table string, target func(*T) (pk, rk string), props ...string) Feature[T] {
 	return Feature[T]{kind: featCopy, name: name, table: table, target: target, props: props, global: true}
 }

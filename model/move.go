@@ -103,6 +103,15 @@ func (m *Model[T]) Move(ctx context.Context, pk, id string, dst *Model[T], dstPK
 	}
 	src := eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek}
 	to := eventual.Ref{Table: dst.table, PartitionKey: dstPK, RowKey: ek}
+	// A missing or moving entity is reported before anything is reserved
+	// (the transaction checks again).
+	cur, found, err := src.Read(ctx, m.st)
+	if err != nil {
+		return err
+	}
+	if !found || moving(&cur) {
+		return m.planMove(ctx, nil, src, to, "", ifMatch)
+	}
 	resv, err := dst.reserve(ctx, to, src)
 	if err != nil {
 		return err
