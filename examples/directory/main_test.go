@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/examples/internal/backend"
+	"github.com/tablekit/tablekit/internal/azuritetest"
+	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/model"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/azstore/azblobs"
+	"github.com/tablekit/tablekit/store/azstore/azqueues"
+)
+
+func TestDirectoryMemstore(t *testing.T) { testDirectory(t, memstore.New()) }
+
+func TestDirectoryAzurite(t *testing.T) {
+	st, name, err := backend.Open(azuritetest.Conn(t), azqueues.Service(), azblobs.Service())
+	if err != nil || !strings.HasPrefix(name, "Azurite") {
+		t.Fatalf("open: %v (%s)", err, name)
+	}
+	testDirectory(t, st)
+}
+
+// client calls the service and decodes its answers.
+type client struct {
+	t   *testing.T
+	url string
+}
+
+func (c client) do(method, path, body string, out any) (int, string) {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if out != nil && res.StatusCode < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			c.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+	return res.StatusCode, string(b)
+}
+
+// want calls and fails the test unless the status is status.
+func (c client) want(status int, method, path, body string, out any) string {
+	c.t.Helper()
+	got, b := c.do(method, path, body, out)
+	if got != status {
+		c.t.Fatalf("%s %s: %d %s, want %d", method, path, got, b, status)
+	}
+	return b
+}
+
+// eventually retries check until it holds (the worker's copies).
+func eventually(t *testing.T, what string, check func() bool) {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if check() {
+			return
+		}
+	}
+	t.Fatalf("%s never happened", what)
+}
+
+func testDirectory(t *testing.T, st store.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	prefix := fmt.Sprintf("Dir%d", time.Now().UnixNano()%1_000_000_000)
+	s, err := Open(ctx, st, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- model.Run(ctx, s.eng, s.tables[:2], &model.RunOptions{SweepEvery: time.Second}) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		s.Drop(context.Background())
+	})
+	srv := httptest.NewServer(Handler(s))
+	defer srv.Close()
+	c := client{t, srv.URL}
+
+	c.want(201, "POST", "/departments", `{"id":"sales","title":"Sales"}`, nil)
+	ann := `{"dept":"sales","id":"e1","email":"ann@contoso.com","firstName":"Ann","lastName":"Jones","phone":"555-0101","manages":"sales"}`
+	c.want(201, "POST", "/employees", ann, nil)
+	// Read-your-writes: found by email and last name before any worker ran.
+	var e Employee
+	c.want(200, "GET", "/employees?email=ann@contoso.com", "", &e)
+	if e.ID != "e1" || e.Dept != "sales" {
+		t.Fatalf("by email: %+v", e)
+	}
+	c.want(201, "POST", "/employees", `{"dept":"ops","id":"e2","email":"bob@contoso.com","firstName":"Bob","lastName":"Jones"}`, nil)
+	var all []Employee
+	c.want(200, "GET", "/employees?lastName=Jones", "", &all)
+	if len(all) != 2 {
+		t.Fatalf("by last name across departments: %+v", all)
+	}
+	// A duplicate email, in another department: 409.
+	if b := c.want(409, "POST", "/employees", `{"dept":"ops","id":"e3","email":"ann@contoso.com","lastName":"Lee"}`, nil); !strings.Contains(b, "email") {
+		t.Fatalf("duplicate email: %s", b)
+	}
+	// Bad input: 400 with a message.
+	for body, msg := range map[string]string{
+		`{"dept":"ops","id":"e4","email":"nope","lastName":"Lee"}`:          "email",
+		`{"dept":"ops","email":"x@y.z","lastName":"Lee"}`:                   "dept and an id",
+		`{"dept":"ops","id":"e4","email":"x@y.z"`:                           "bad JSON",
+		`{"dept":"ops","id":"a/b","email":"x@y.z","lastName":"Lee"}`:        "RowKey",
+		`{"dept":"ops","id":"e4","email":"x@y.z","lastName":"Lee","age":3}`: "unknown field",
+	} {
+		if b := c.want(400, "POST", "/employees", body, nil); !strings.Contains(b, msg) {
+			t.Fatalf("%s: %s, want a message about %q", body, b, msg)
+		}
+	}
+	c.want(400, "GET", "/employees", "", nil)
+	c.want(404, "GET", "/employees?email=nobody@contoso.com", "", nil)
+	// The manager's copy on the department, kept by the worker.
+	var d Department
+	eventually(t, "the manager's copy", func() bool {
+		c.want(200, "GET", "/departments/sales", "", &d)
+		return d.FirstName == "Ann" && d.Phone == "555-0101"
+	})
+	c.want(200, "PATCH", "/employees/sales/e1", `{"phone":"555-0199"}`, &e)
+	eventually(t, "the new phone on the department", func() bool {
+		c.want(200, "GET", "/departments/sales", "", &d)
+		return d.Phone == "555-0199"
+	})
+	// The photo.
+	photo := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 1<<20) // 4 MiB
+	c.want(204, "PUT", "/employees/sales/e1/photo", string(photo), nil)
+	if got := c.want(200, "GET", "/employees/sales/e1/photo", "", nil); got != string(photo) {
+		t.Fatalf("photo: %d bytes back, want %d", len(got), len(photo))
+	}
+	if b := c.want(400, "PUT", "/employees/sales/e1/photo", string(make([]byte, MaxPhoto+1)), nil); !strings.Contains(b, "at most") {
+		t.Fatalf("a photo over 5 MB: %s", b)
+	}
+	c.want(404, "PUT", "/employees/sales/nobody/photo", "x", nil)
+	// The log, newest first.
+	var log []entry
+	c.want(200, "GET", "/employees/sales/e1/log", "", &log)
+	if len(log) != 2 || log[0].Op != "update" || log[1].Op != "insert" || log[0].Employee.Phone != "555-0199" {
+		t.Fatalf("log: %+v", log)
+	}
+	c.want(400, "GET", "/employees/sales/e1/log?n=zero", "", nil)
+	// Archive: moved out of the directory, with its log.
+	c.want(202, "POST", "/employees/sales/e1/archive", "", nil)
+	eventually(t, "the arrival in the archive", func() bool {
+		code, _ := c.do("GET", "/archive/sales/e1", "", &e)
+		return code == 200
+	})
+	c.want(404, "GET", "/employees/sales/e1", "", nil)
+	c.want(404, "GET", "/employees?email=ann@contoso.com", "", nil)
+	c.want(200, "GET", "/employees?lastName=Jones", "", &all)
+	if len(all) != 1 || all[0].ID != "e2" {
+		t.Fatalf("by last name after the archive: %+v", all)
+	}
+	c.want(200, "GET", "/employees/sales/e1/log", "", &log)
+	if len(log) != 3 || log[0].Op != "move" || log[1].Op != "update" {
+		t.Fatalf("log after the archive: %+v", log)
+	}
+	eventually(t, "the manager's copy removed", func() bool {
+		d = Department{}
+		c.want(200, "GET", "/departments/sales", "", &d)
+		return d.FirstName == "" && d.Title == "Sales"
+	})
+	c.want(404, "POST", "/employees/sales/e1/archive", "", nil) // not in the directory any more
+	// The email is free again.
+	c.want(201, "POST", "/employees", `{"dept":"ops","id":"e5","email":"ann@contoso.com","lastName":"Smith"}`, nil)
+}
