@@ -292,7 +292,8 @@ func (m *Model[T]) holder(f *Feature[T], o eventual.Ref, row *store.Entity, a at
 
 // Entry is one row of an entity's change log.
 type Entry[T any] struct {
-	// Op is "insert", "update" or "delete".
+	// Op is "insert", "update", "delete" or "move" (the arrival of a
+	// moved entity; the entries after it are its history before the move).
 	Op string
 	// Version is the partition version of the write.
 	Version int64
