@@ -165,7 +165,7 @@ Exit codes: 0 done, 1 failed, 2 usage.`,
 	root.AddCommand(a.tablesCmd(), a.getCmd(), a.queryCmd(), a.countCmd(),
 		a.writeCmd("put"), a.writeCmd("merge"), a.deleteCmd(),
 		a.exportCmd(), a.importCmd(), a.settleCmd(), a.copyCmd(), a.verifyCmd("verify"), a.verifyCmd("diff"),
-		a.backupCmd(), a.restoreCmd())
+		a.backupCmd(), a.restoreCmd(), a.versionCmd())
 	return root
 }
 
