@@ -16,8 +16,11 @@
 //	unique index (partition)  Join("u", index, value)
 //	index (partition)         Join("i", index, value, id)
 //	change log                Join("l", id, inverted version)
+//	move receipt              Join("a", id, source, version)
 //
-// and, in the index table (Options.IndexTable, default the entity's
+// (during a Move the entity's own key holds the marker of the entity in
+// flight at the source, and the reservation at the destination) and, in
+// the index table (Options.IndexTable, default the entity's
 // table), partition Join("x", index, value) with RowKey "u" for a unique
 // value and Join(table, pk, id) for a non-unique one.
 //
