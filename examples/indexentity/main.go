@@ -94,7 +94,7 @@ func walk(ctx context.Context, w io.Writer, st store.Store, p indexentity.Placem
 	if err := create(employees); err != nil {
 		return err
 	}
-	opts := indexentity.Options{Placement: p}
+	opts := &indexentity.Options{Placement: p}
 	var eng *eventual.Engine
 	if p != indexentity.SamePartition {
 		eng, err = eventual.New(st, queue, &eventual.Options{Visibility: 5 * time.Second})

@@ -86,7 +86,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, suffix string) (err e
 			_ = st.Queue(q).Delete(context.WithoutCancel(ctx))
 		}
 	}()
-	x, err := xindex.New[Employee](eng, staff, xindex.Options{},
+	x, err := xindex.New[Employee](eng, staff, nil,
 		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }),
 		xindex.NonUnique[Employee]("lastname", func(e *Employee) string { return e.LastName }).
 			Project("FirstName", "LastName").InTable(ix))

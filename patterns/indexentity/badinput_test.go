@@ -162,41 +162,41 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		want string
 	}{
 		{"no prefix", func() error {
-			_, err := New(st, "Tab1", Options{}, List("x", func(*Nokind) string { return "" }))
+			_, err := New(st, "Tab1", &Options{}, List("x", func(*Nokind) string { return "" }))
 			return err
 		}, "prefix"},
-		{"no list", func() error { _, err := New[Employee](st, "Tab1", Options{}); return err }, "no list"},
-		{"bad list name", func() error { _, err := New(st, "Tab1", Options{}, List("last-name", lastName)); return err }, "last-name"},
-		{"twice", func() error { _, err := New(st, "Tab1", Options{}, list, list); return err }, "twice"},
-		{"nil value", func() error { _, err := New(st, "Tab1", Options{}, List[Employee]("x", nil)); return err }, "value function"},
-		{"overlaps the prefix", func() error { _, err := New(st, "Tab1", Options{}, List("emp", lastName)); return err }, "overlap"},
-		{"bad table", func() error { _, err := New(st, "1T", Options{}, list); return err }, "1T"},
-		{"engine on SamePartition", func() error { _, err := New(st, "Tab1", Options{Engine: eng}, list); return err }, "SamePartition"},
+		{"no list", func() error { _, err := New[Employee](st, "Tab1", &Options{}); return err }, "no list"},
+		{"bad list name", func() error { _, err := New(st, "Tab1", &Options{}, List("last-name", lastName)); return err }, "last-name"},
+		{"twice", func() error { _, err := New(st, "Tab1", &Options{}, list, list); return err }, "twice"},
+		{"nil value", func() error { _, err := New(st, "Tab1", &Options{}, List[Employee]("x", nil)); return err }, "value function"},
+		{"overlaps the prefix", func() error { _, err := New(st, "Tab1", &Options{}, List("emp", lastName)); return err }, "overlap"},
+		{"bad table", func() error { _, err := New(st, "1T", &Options{}, list); return err }, "1T"},
+		{"engine on SamePartition", func() error { _, err := New(st, "Tab1", &Options{Engine: eng}, list); return err }, "SamePartition"},
 		{"no engine", func() error {
-			_, err := New(st, "Tab1", Options{Placement: SeparatePartition, IndexTable: "Idx1"}, list)
+			_, err := New(st, "Tab1", &Options{Placement: SeparatePartition, IndexTable: "Idx1"}, list)
 			return err
 		}, "Engine"},
 		{"no index table", func() error {
-			_, err := New(st, "Tab1", Options{Placement: SeparatePartition, Engine: eng}, list)
+			_, err := New(st, "Tab1", &Options{Placement: SeparatePartition, Engine: eng}, list)
 			return err
 		}, "IndexTable"},
-		{"no container", func() error { _, err := New(st, "Tab1", Options{Placement: InBlobs, Engine: eng}, list); return err }, "Container"},
+		{"no container", func() error { _, err := New(st, "Tab1", &Options{Placement: InBlobs, Engine: eng}, list); return err }, "Container"},
 		{"layout", func() error {
-			_, err := New(st, "Tab1", Options{Layout: Layout{ChunkBytes: 2 << 20}}, list)
+			_, err := New(st, "Tab1", &Options{Layout: Layout{ChunkBytes: 2 << 20}}, list)
 			return err
 		}, "ChunkBytes"},
 		{"property units", func() error {
-			_, err := New(st, "Tab1", Options{Layout: Layout{PropertyUnits: 1 << 20}}, list)
+			_, err := New(st, "Tab1", &Options{Layout: Layout{PropertyUnits: 1 << 20}}, list)
 			return err
 		}, "PropertyUnits"},
-		{"attempts", func() error { _, err := New(st, "Tab1", Options{Attempts: -1}, list); return err }, "Attempts"},
-		{"placement", func() error { _, err := New(st, "Tab1", Options{Placement: Placement(9)}, list); return err }, "Placement(9)"},
+		{"attempts", func() error { _, err := New(st, "Tab1", &Options{Attempts: -1}, list); return err }, "Attempts"},
+		{"placement", func() error { _, err := New(st, "Tab1", &Options{Placement: Placement(9)}, list); return err }, "Placement(9)"},
 		{"registered twice", func() error {
 			o := Options{Placement: SeparatePartition, Engine: eng, IndexTable: "Idx1"}
-			if _, err := New(st, "Tab2", o, list); err != nil {
+			if _, err := New(st, "Tab2", &o, list); err != nil {
 				return fmt.Errorf("first: %w", err)
 			}
-			_, err := New(st, "Tab2", o, list)
+			_, err := New(st, "Tab2", &o, list)
 			return err
 		}, "registered already"},
 	}
@@ -206,7 +206,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 			t.Errorf("%s: %v, want InvalidInput naming %q", c.name, err, c.want)
 		}
 	}
-	if _, err := New(st, "Tab1", Options{}, list); err != nil {
+	if _, err := New(st, "Tab1", &Options{}, list); err != nil {
 		t.Fatalf("good options: %v", err)
 	}
 }

@@ -69,15 +69,15 @@ func benchLookup(b *testing.B, be backendtest.Backend, n, m int) {
 		_ = st.Queue("benchq" + sfx + "-poison").Delete(context.Background())
 	})
 	list := indexentity.List("lastname", lastName)
-	same, err := indexentity.New(st, tables["Same"], indexentity.Options{}, list)
+	same, err := indexentity.New(st, tables["Same"], nil, list)
 	if err != nil {
 		b.Fatal(err)
 	}
-	sep, err := indexentity.New(st, tables["Sep"], indexentity.Options{Placement: indexentity.SeparatePartition, Engine: eng, IndexTable: tables["Lists"]}, list)
+	sep, err := indexentity.New(st, tables["Sep"], &indexentity.Options{Placement: indexentity.SeparatePartition, Engine: eng, IndexTable: tables["Lists"]}, list)
 	if err != nil {
 		b.Fatal(err)
 	}
-	blob, err := indexentity.New(st, tables["Blob"], indexentity.Options{Placement: indexentity.InBlobs, Engine: eng, Container: cont}, list)
+	blob, err := indexentity.New(st, tables["Blob"], &indexentity.Options{Placement: indexentity.InBlobs, Engine: eng, Container: cont}, list)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,7 +20,7 @@
 //
 // In use:
 //
-//	staff, err := indexentity.New(st, "Employees", indexentity.Options{},
+//	staff, err := indexentity.New(st, "Employees", nil,
 //		indexentity.List("lastname", func(e *Employee) string { return e.LastName }))
 //	err = staff.Insert(ctx, &e) // the entity and its list, one transaction
 //	err = staff.Update(ctx, &e) // a new last name moves its id between lists

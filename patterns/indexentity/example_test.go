@@ -33,7 +33,7 @@ func ExampleNew() {
 	ctx := context.Background()
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Employees")
-	staff, err := indexentity.New(st, "Employees", indexentity.Options{}, indexentity.List("lastname", lastName))
+	staff, err := indexentity.New(st, "Employees", nil, indexentity.List("lastname", lastName))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -62,7 +62,7 @@ func ExampleTable_Update() {
 	ctx := context.Background()
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "Employees")
-	staff, _ := indexentity.New(st, "Employees", indexentity.Options{}, indexentity.List("lastname", lastName))
+	staff, _ := indexentity.New(st, "Employees", nil, indexentity.List("lastname", lastName))
 	don := Employee{Department: "Sales", ID: "emp_000123", FirstName: "Don", LastName: "Jones"}
 	_ = staff.Insert(ctx, &don)
 
@@ -87,7 +87,7 @@ func ExampleTable_FindAll_separatePartition() {
 	eng, _ := eventual.New(st, "lastnames", nil)
 	_ = eng.Setup(ctx)
 	staff, err := indexentity.New(st, "Employees",
-		indexentity.Options{Placement: indexentity.SeparatePartition, Engine: eng, IndexTable: "LastNames"},
+		&indexentity.Options{Placement: indexentity.SeparatePartition, Engine: eng, IndexTable: "LastNames"},
 		indexentity.List("lastname", lastName))
 	if err != nil {
 		fmt.Println(err)
@@ -118,7 +118,7 @@ func ExampleTable_Keys_inBlobs() {
 	eng, _ := eventual.New(st, "lastnames", nil)
 	_ = eng.Setup(ctx)
 	staff, _ := indexentity.New(st, "Employees",
-		indexentity.Options{Placement: indexentity.InBlobs, Engine: eng, Container: "lastnames"},
+		&indexentity.Options{Placement: indexentity.InBlobs, Engine: eng, Container: "lastnames"},
 		indexentity.List("lastname", lastName))
 	ann := Employee{Department: "Sales", ID: "emp_000152", LastName: "Jones"}
 	_ = staff.Insert(ctx, &ann)

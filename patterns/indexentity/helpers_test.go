@@ -124,7 +124,7 @@ func (f *fixture) open(t *testing.T, st store.Store) *Table[Employee] {
 		}
 		f.eng, o.Engine = eng, eng
 	}
-	x, err := New(st, f.table, o, List("lastname", lastName))
+	x, err := New(st, f.table, &o, List("lastname", lastName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ type Table[T any] struct {
 // table, an empty, repeated or malformed list name, a list name whose
 // index entities would sort inside T's prefix, a nil value function, and
 // options out of range.
-func New[T any](st store.Store, name string, opts Options, specs ...Spec[T]) (*Table[T], error) {
+func New[T any](st store.Store, name string, opts *Options, specs ...Spec[T]) (*Table[T], error) {
 	if st == nil {
 		return nil, refuse("the store is nil")
 	}
@@ -150,7 +150,11 @@ func New[T any](st store.Store, name string, opts Options, specs ...Spec[T]) (*T
 		var zero T
 		return nil, refuse("%T declares no RowKey prefix: declare one with TableKind (mapper.Kind{Prefix: ...}) so that queries of its entities never read the index entities and reserved rows beside them", zero)
 	}
-	o, err := resolve(opts)
+	var given Options
+	if opts != nil {
+		given = *opts
+	}
+	o, err := resolve(given)
 	if err != nil {
 		return nil, err
 	}

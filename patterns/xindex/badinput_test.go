@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/partition"
@@ -86,22 +87,22 @@ func TestBadInputIsRefused(t *testing.T) {
 		eng := eventualtest.NewEngine(t, e.B.Store, e.Opts("bad2"))
 		table := f.staff + "x"
 		email := func(v *Employee) string { return v.Email }
-		if _, err := xindex.New[Employee](eng, table, xindex.Options{}, xindex.Unique[Employee]("email", email).Project("Nope")); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "Nope") {
+		if _, err := xindex.New[Employee](eng, table, nil, xindex.Unique[Employee]("email", email).Project("Nope")); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "Nope") {
 			t.Fatalf("a projection of a missing field: %v", err)
 		}
-		if _, err := xindex.New[Employee](eng, table, xindex.Options{}, xindex.Unique[Employee]("bad name", email)); err == nil || !strings.Contains(err.Error(), "bad name") {
+		if _, err := xindex.New[Employee](eng, table, nil, xindex.Unique[Employee]("bad name", email)); err == nil || !strings.Contains(err.Error(), "bad name") {
 			t.Fatalf("an index name with a space: %v", err)
 		}
-		if _, err := xindex.New[Employee](eng, table, xindex.Options{}, xindex.Unique[Employee]("emp", email)); err == nil || !strings.Contains(err.Error(), "overlap") {
+		if _, err := xindex.New[Employee](eng, table, nil, xindex.Unique[Employee]("emp", email)); err == nil || !strings.Contains(err.Error(), "overlap") {
 			t.Fatalf("copies overlapping the entities' prefix: %v", err)
 		}
-		if _, err := xindex.New[Employee](eng, table, xindex.Options{}, xindex.Unique[Employee]("email", email).InTable("1bad")); !errors.Is(err, store.ErrInvalidInput) {
+		if _, err := xindex.New[Employee](eng, table, nil, xindex.Unique[Employee]("email", email).InTable("1bad")); !errors.Is(err, store.ErrInvalidInput) {
 			t.Fatalf("a bad copy table: %v", err)
 		}
-		if _, err := xindex.New[Employee](eng, f.staff, xindex.Options{}, xindex.Unique[Employee]("email", email)); err != nil {
+		if _, err := xindex.New[Employee](eng, f.staff, nil, xindex.Unique[Employee]("email", email)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := xindex.New[Employee](eng, f.staff, xindex.Options{}, xindex.Unique[Employee]("email", email)); err == nil || !strings.Contains(err.Error(), "registered already") {
+		if _, err := xindex.New[Employee](eng, f.staff, nil, xindex.Unique[Employee]("email", email)); err == nil || !strings.Contains(err.Error(), "registered already") {
 			t.Fatalf("a second Table of one entity table on one engine: %v", err)
 		}
 		type noKind struct {
@@ -109,7 +110,7 @@ func TestBadInputIsRefused(t *testing.T) {
 			RK string `table:",rk"`
 			A  string
 		}
-		if _, err := xindex.New[noKind](eng, table, xindex.Options{}, xindex.Unique[noKind]("a", func(v *noKind) string { return v.A })); err == nil || !strings.Contains(err.Error(), "prefix") {
+		if _, err := xindex.New[noKind](eng, table, nil, xindex.Unique[noKind]("a", func(v *noKind) string { return v.A })); err == nil || !strings.Contains(err.Error(), "prefix") {
 			t.Fatalf("a type without a kind prefix: %v", err)
 		}
 		// The refused writes left no outbox row either.
@@ -120,6 +121,23 @@ func TestBadInputIsRefused(t *testing.T) {
 		rows, err := ob.Pending(ctx, "Sales")
 		if err != nil || len(rows) != 0 {
 			t.Fatalf("outbox rows left: %d, %v", len(rows), err)
+		}
+	})
+}
+
+// TestNilOptionsTakeTheDefaults: New with nil options builds a working
+// index with the defaults, and a bad option value is refused naming the
+// field.
+func TestNilOptionsTakeTheDefaults(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		f := newFixture(t, e, "nilopts", nil, xindex.Options{})
+		spec := xindex.Unique[Employee]("email", func(v *Employee) string { return v.Email })
+		if _, err := xindex.New[Employee](f.eng, f.staff+"x", nil, spec); err != nil {
+			t.Fatalf("nil options: %v", err)
+		}
+		_, err := xindex.New[Employee](f.eng, f.staff+"y", &xindex.Options{ClaimLease: -time.Second}, spec)
+		if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "ClaimLease") {
+			t.Fatalf("negative ClaimLease: %v, want ErrInvalidInput naming ClaimLease", err)
 		}
 	})
 }

@@ -6,7 +6,7 @@
 // index's load falls on partitions other than the entities'.
 //
 //	eng, _ := eventual.New(st, "staff-index", nil)
-//	staff, err := xindex.New[Employee](eng, "Employees", xindex.Options{},
+//	staff, err := xindex.New[Employee](eng, "Employees", nil,
 //		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }),
 //		xindex.NonUnique[Employee]("lastname", func(e *Employee) string { return e.LastName }).
 //			Project("FirstName", "LastName").InTable("EmployeeIndex"))

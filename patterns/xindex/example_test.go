@@ -19,7 +19,7 @@ func ExampleTable_Find() {
 	_ = st.CreateTable(ctx, "Employees")
 	eng, _ := eventual.New(st, "staff-index", nil)
 	_ = eng.Setup(ctx)
-	staff, _ := xindex.New[Employee](eng, "Employees", xindex.Options{},
+	staff, _ := xindex.New[Employee](eng, "Employees", nil,
 		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }))
 
 	ann := &Employee{Department: "Sales", ID: "emp_000223", FirstName: "Ann", LastName: "Jones", Email: "jonesj@contoso.com"}
@@ -48,7 +48,7 @@ func ExampleTable_FindFresh() {
 	_ = st.CreateTable(ctx, "Employees")
 	eng, _ := eventual.New(st, "staff-index", nil)
 	_ = eng.Setup(ctx)
-	staff, _ := xindex.New[Employee](eng, "Employees", xindex.Options{},
+	staff, _ := xindex.New[Employee](eng, "Employees", nil,
 		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }))
 
 	ann := &Employee{Department: "Sales", ID: "emp_000223", FirstName: "Ann", Email: "ann@contoso.com", Age: 30}

@@ -77,7 +77,7 @@ func (f *fixture) build(t testing.TB, eng *eventual.Engine) *xindex.Table[Employ
 	t.Helper()
 	sp := specs()
 	sp[1] = sp[1].InTable(f.ix)
-	x, err := xindex.New[Employee](eng, f.staff, f.opts, sp...)
+	x, err := xindex.New[Employee](eng, f.staff, &f.opts, sp...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestProofSeededFaults(t *testing.T) {
 		f.st = faulty
 		f.restart(t)
 		faultyX, faultyEng := f.x, f.eng
-		clean, err := xindex.New[Employee](eventualtest.NewEngine(t, e.B.Store, f.o), f.staff, f.opts, func() []xindex.Spec[Employee] {
+		clean, err := xindex.New[Employee](eventualtest.NewEngine(t, e.B.Store, f.o), f.staff, &f.opts, func() []xindex.Spec[Employee] {
 			sp := specs()
 			sp[1] = sp[1].InTable(f.ix)
 			return sp

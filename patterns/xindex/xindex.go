@@ -201,9 +201,13 @@ type Table[T any] struct {
 // copy key prefix that would overlap T's prefix in a shared table, a
 // projection naming a property T lacks, a bad table name, a nil value
 // function, or a second Table of the same entity table on one engine.
-func New[T any](eng *eventual.Engine, table string, opts Options, specs ...Spec[T]) (*Table[T], error) {
+func New[T any](eng *eventual.Engine, table string, options *Options, specs ...Spec[T]) (*Table[T], error) {
 	if eng == nil {
 		return nil, refuse("the engine is nil")
+	}
+	var opts Options
+	if options != nil {
+		opts = *options
 	}
 	if err := store.ValidateTableName(table); err != nil {
 		return nil, err

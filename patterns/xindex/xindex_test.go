@@ -178,7 +178,7 @@ func TestOrgWideUniqueIndex(t *testing.T) {
 			opts.Now = e.Clock.Now
 		}
 		build := func(eng *eventual.Engine) *xindex.Table[Employee] {
-			x, err := xindex.New[Employee](eng, staff, opts,
+			x, err := xindex.New[Employee](eng, staff, &opts,
 				xindex.Unique[Employee]("email", func(v *Employee) string { return v.Email }).InPartition(func(string) string { return "email" }))
 			if err != nil {
 				t.Fatal(err)
