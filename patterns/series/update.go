@@ -62,6 +62,11 @@ func (s *Series) Update(ctx context.Context, fn func(values []any) (map[int]any,
 		switch {
 		case err == nil:
 			return nil
+		case errors.Is(err, store.ErrUnknownOutcome):
+			// Unsettled: the write may have landed. The error may also
+			// wrap the transient failure or refusal met while settling
+			// it, which must not count as "nothing applied" below.
+			return fmt.Errorf("series: write to %s: %w", s.describe(), err)
 		case errors.Is(err, errLostRace), errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrAlreadyExists),
 			errors.Is(err, store.ErrTransient):
 			last = err // someone else wrote first, or nothing was applied: read again
