@@ -302,7 +302,10 @@ func (x *Table[T]) write(ctx context.Context, v *T, e store.Entity, p plan, row 
 	// The answer was lost and the commit proved applied: read the ETag.
 	cur, err := x.st.Table(x.name).Get(ctx, e.PartitionKey, e.RowKey, nil)
 	if err != nil {
-		return err
+		// The write committed: failing it now would tell the caller it
+		// did not. Its new ETag is unknown, so v is left without one (a
+		// later Update of v refuses rather than overwrites).
+		return mapper.SetETag(v, "")
 	}
 	return mapper.SetETag(v, cur.ETag)
 }
