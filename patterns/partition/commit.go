@@ -66,11 +66,11 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 // applied builds the Result of a commit the service confirmed.
 func (t *Txn) applied(res []store.ActionResult) *Result {
 	r := &Result{Version: t.next.Version, Outbox: t.ids, Fence: t.next}
-	if len(res) == ReservedActions+t.Len() {
+	if len(res) == t.reserved()+t.Len() {
 		r.Fence.ETag = res[0].ETag
 		r.ETags = make([]store.ETag, len(t.data))
 		for i := range t.data {
-			r.ETags[i] = res[ReservedActions+i].ETag
+			r.ETags[i] = res[t.reserved()+i].ETag
 		}
 	}
 	return r

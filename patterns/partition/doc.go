@@ -30,6 +30,10 @@
 //     last writers, so after a commit whose outcome is unknown one read of
 //     the fence tells whether it applied; when it has not, the package
 //     moves the fence past it, so it never can ([NotAppliedError]);
+//   - head rows at any RowKey ([NewHead]): the fence generalised to a row
+//     of the caller's choosing (a wide value's header), with the same
+//     [Txn], commit, budget and lost-answer resolution; heads at different
+//     RowKeys of one partition commit independently;
 //   - a transaction budget: the fence and the tail take 2 of the 100
 //     actions and their bytes of the 4 MiB body; [Txn.Free] says what is
 //     left, and a write that does not fit is refused before anything is

@@ -211,7 +211,8 @@ func (e *RowError) Unwrap() error { return e.Err }
 // error of the action that failed.
 func (t *Txn) classify(err error) error {
 	var se *store.Error
-	if !errors.As(err, &se) || se.Index < 0 || se.Index >= ReservedActions+t.Len() {
+	r0 := t.reserved()
+	if !errors.As(err, &se) || se.Index < 0 || se.Index >= r0+t.Len() {
 		return t.p.wrap("commit", err)
 	}
 	tbl, pk := t.p.table.Name(), t.p.pk
@@ -222,14 +223,14 @@ func (t *Txn) classify(err error) error {
 		if se.Status == 409 || se.Status == 412 || (se.Status == 404 && se.Code == store.CodeResourceNotFound) {
 			return &ConflictError{Table: tbl, Partition: pk, Version: t.base.Version, Err: se}
 		}
-		return t.p.wrap("commit: the fence row was refused", err)
-	case i == 1:
+		return t.p.wrap("commit: the "+t.p.what()+" was refused", err)
+	case i < r0:
 		return t.p.wrap("commit: the tail row was refused", err)
-	case i-ReservedActions >= len(t.data):
-		k := i - ReservedActions - len(t.data)
+	case i-r0 >= len(t.data):
+		k := i - r0 - len(t.data)
 		return &RowError{Table: tbl, Partition: pk, Row: Row{Index: -1, Kind: store.ActionInsert, RowKey: t.outbox[k].Entity.RowKey}, Err: se}
 	}
-	r := t.rows[i-ReservedActions]
+	r := t.rows[i-r0]
 	switch {
 	case se.Code == store.CodeEntityAlreadyExists:
 		return &DuplicateError{Table: tbl, Partition: pk, Row: r, Err: se}

@@ -38,10 +38,11 @@ const (
 // package changed it.
 var ErrCorrupt = errors.New("partition: reserved row is malformed")
 
-// Fence is the state of a partition's fence row: its version and ETag,
-// and the ids of its recent writers. Get one from [Partition.Fence], from
-// a [Snapshot] or from a [Result], and pass it to [Partition.BeginAt] to
-// write only if nothing changed since.
+// Fence is the state of a head row, the partition's fence or a [Head] at
+// another RowKey: its version and ETag, and the ids of its recent
+// writers. Get one from [Partition.Fence] or [Head.Fence], from a
+// [Snapshot] or from a [Result], and pass it to BeginAt (of the same
+// partition or head) to write only if nothing changed since.
 type Fence struct {
 	// Version counts the transactions committed to the partition through
 	// the fence; 0 for a partition that never had one.
@@ -49,12 +50,16 @@ type Fence struct {
 	// ETag is the fence row's ETag, "" when the row does not exist yet.
 	ETag store.ETag
 
-	pk      string
+	pk, rk  string // the partition and the head's RowKey
 	writers []byte // the Writers property: ids newest first, comma-separated
 }
 
-// Exists reports whether the partition has a fence row.
+// Exists reports whether the head row exists.
 func (f Fence) Exists() bool { return f.ETag != "" }
+
+// RowKey returns the head row's RowKey: FenceKey for the partition's
+// fence.
+func (f Fence) RowKey() string { return f.rk }
 
 // writerOf returns the request id that wrote version v, if the fence still
 // remembers it.
@@ -97,40 +102,67 @@ func (f Fence) next(id string, history int) (int64, []byte) {
 	return f.Version + 1, w
 }
 
-// fenceEntity and tailEntity build the two boundary rows of version v.
-func fenceEntity(pk string, v int64, writers []byte) store.Entity {
-	return store.Entity{PartitionKey: pk, RowKey: FenceKey, Properties: map[string]any{
-		propVersion: v,
-		propWriters: writers,
-	}}
+// head names a head row: its RowKey and its own two properties. The
+// partition's fence is the head at FenceKey with the properties Version
+// and Writers; a head at another RowKey (NewHead) names them after
+// Options.HeadPrefix, so they never meet the properties a caller stores
+// on it.
+type head struct {
+	rk, version, writers string
 }
 
-func tailEntity(pk string, v int64) store.Entity {
-	return store.Entity{PartitionKey: pk, RowKey: TailKey, Properties: map[string]any{propVersion: v}}
-}
+// fenceHead is the partition's fence.
+var fenceHead = head{rk: FenceKey, version: propVersion, writers: propWriters}
 
-// boundaryActions are the two actions every transaction on top of f
-// starts with: the fence of version v listing writers w, conditional on f
-// (an insert when it does not exist), then the tail, unconditional.
-func boundaryActions(f Fence, v int64, w []byte) [2]store.Action {
-	fa := store.Action{Kind: store.ActionUpdateReplace, Entity: fenceEntity(f.pk, v, w), IfMatch: f.ETag}
-	if !f.Exists() {
-		fa = store.Action{Kind: store.ActionInsert, Entity: fenceEntity(f.pk, v, w)}
+// fence reports whether h is the partition's fence, which a tail row
+// follows in every transaction.
+func (h head) fence() bool { return h.rk == FenceKey }
+
+// entity builds the head row of version v listing writers w, with the
+// caller's properties extra (nil for none).
+func (h head) entity(pk string, v int64, writers []byte, extra map[string]any) store.Entity {
+	props := make(map[string]any, len(extra)+2)
+	for k, x := range extra {
+		props[k] = x
 	}
-	return [2]store.Action{fa, {Kind: store.ActionUpsertReplace, Entity: tailEntity(f.pk, v)}}
+	props[h.version] = v
+	props[h.writers] = writers
+	return store.Entity{PartitionKey: pk, RowKey: h.rk, Properties: props}
 }
 
-// fenceOf decodes a fence row read from the table.
-func fenceOf(e *store.Entity) (Fence, error) {
-	f := Fence{pk: e.PartitionKey, ETag: e.ETag}
-	v, err := versionOf(e)
+// actions are the actions every transaction on top of f starts with: the
+// head row of version v listing writers w, conditional on f (an insert
+// when it does not exist), then, for the fence, the tail, unconditional.
+// The fence is replaced; another head is replaced when the caller gives
+// its properties (replace set) and merged otherwise, so a commit that
+// only moves it (a resolution shutting a lost request out) keeps what
+// the caller stored on it.
+func (h head) actions(f Fence, v int64, w []byte, extra map[string]any, replace bool) []store.Action {
+	kind := store.ActionUpdateReplace
+	if !h.fence() && !replace {
+		kind = store.ActionUpdateMerge
+	}
+	fa := store.Action{Kind: kind, Entity: h.entity(f.pk, v, w, extra), IfMatch: f.ETag}
+	if !f.Exists() {
+		fa = store.Action{Kind: store.ActionInsert, Entity: h.entity(f.pk, v, w, extra)}
+	}
+	if !h.fence() {
+		return []store.Action{fa}
+	}
+	return []store.Action{fa, {Kind: store.ActionUpsertReplace, Entity: tailEntity(f.pk, v)}}
+}
+
+// decode decodes a head row read from the table.
+func (h head) decode(e *store.Entity) (Fence, error) {
+	f := Fence{pk: e.PartitionKey, rk: h.rk, ETag: e.ETag}
+	v, err := versionIn(e, h.version)
 	if err != nil {
 		return f, err
 	}
 	f.Version = v
-	b, ok := e.Properties[propWriters].([]byte)
+	b, ok := e.Properties[h.writers].([]byte)
 	if !ok || len(b) == 0 {
-		return f, corrupt(e, "property %s is %T of %d bytes, want a non-empty binary", propWriters, e.Properties[propWriters], len(b))
+		return f, corrupt(e, "property %s is %T of %d bytes, want a non-empty binary", h.writers, e.Properties[h.writers], len(b))
 	}
 	if n := int64(bytes.Count(b, []byte{','})) + 1; n > f.Version {
 		return f, corrupt(e, "it lists %d writers for version %d", n, f.Version)
@@ -139,31 +171,46 @@ func fenceOf(e *store.Entity) (Fence, error) {
 	return f, nil
 }
 
+// read reads head h of partition pk; a missing row is the zero Fence of
+// version 0.
+func (h head) read(ctx context.Context, tbl store.Table, pk string) (Fence, error) {
+	e, err := tbl.Get(ctx, pk, h.rk, nil)
+	if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeResourceNotFound {
+		return Fence{pk: pk, rk: h.rk}, nil
+	}
+	if err != nil {
+		return Fence{pk: pk, rk: h.rk}, err
+	}
+	return h.decode(&e)
+}
+
+// fenceEntity and tailEntity build the two boundary rows of version v.
+func fenceEntity(pk string, v int64, writers []byte) store.Entity {
+	return fenceHead.entity(pk, v, writers, nil)
+}
+
+func tailEntity(pk string, v int64) store.Entity {
+	return store.Entity{PartitionKey: pk, RowKey: TailKey, Properties: map[string]any{propVersion: v}}
+}
+
+// fenceOf decodes a fence row read from the table.
+func fenceOf(e *store.Entity) (Fence, error) { return fenceHead.decode(e) }
+
 // versionOf reads the Version of a fence or tail row.
-func versionOf(e *store.Entity) (int64, error) {
-	v, ok := e.Properties[propVersion].(int64)
+func versionOf(e *store.Entity) (int64, error) { return versionIn(e, propVersion) }
+
+// versionIn reads the version property name of a head or tail row.
+func versionIn(e *store.Entity, name string) (int64, error) {
+	v, ok := e.Properties[name].(int64)
 	if !ok {
-		return 0, corrupt(e, "property %s is %T, want an int64", propVersion, e.Properties[propVersion])
+		return 0, corrupt(e, "property %s is %T, want an int64", name, e.Properties[name])
 	}
 	if v < 1 {
-		return 0, corrupt(e, "%s is %d, want 1 or more", propVersion, v)
+		return 0, corrupt(e, "%s is %d, want 1 or more", name, v)
 	}
 	return v, nil
 }
 
 func corrupt(e *store.Entity, format string, args ...any) error {
 	return fmt.Errorf("%w: row %s of partition %s: %s", ErrCorrupt, quote(e.RowKey), quote(e.PartitionKey), fmt.Sprintf(format, args...))
-}
-
-// readFence reads the fence row of partition pk; a missing row is the
-// zero Fence of version 0.
-func readFence(ctx context.Context, tbl store.Table, pk string) (Fence, error) {
-	e, err := tbl.Get(ctx, pk, FenceKey, nil)
-	if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeResourceNotFound {
-		return Fence{pk: pk}, nil
-	}
-	if err != nil {
-		return Fence{pk: pk}, err
-	}
-	return fenceOf(&e)
 }

@@ -34,7 +34,16 @@ type Options struct {
 	// Backoff is the pause before retry number n (n >= 1) of a read or a
 	// resolution; the default doubles from 10 ms up to 1 s.
 	Backoff func(n int) time.Duration
+	// HeadPrefix names the two properties a Head at a RowKey other than
+	// FenceKey keeps for itself: HeadPrefix+"Version" and
+	// HeadPrefix+"Writers" (default "head_"). Choose a prefix the
+	// properties you store on the head never start with. The partition's
+	// fence always uses Version and Writers: New refuses a HeadPrefix.
+	HeadPrefix string
 }
+
+// DefaultHeadPrefix is the default Options.HeadPrefix.
+const DefaultHeadPrefix = "head_"
 
 // settings are Options with the defaults filled in.
 type settings struct {
@@ -44,6 +53,7 @@ type settings struct {
 	readAttempts    int
 	resolveAttempts int
 	backoff         func(n int) time.Duration
+	headPrefix      string
 }
 
 func (o *Options) settings() (settings, error) {
@@ -52,7 +62,8 @@ func (o *Options) settings() (settings, error) {
 		in = *o
 	}
 	s := settings{history: in.History, newID: in.NewID, now: in.Now,
-		readAttempts: in.ReadAttempts, resolveAttempts: in.ResolveAttempts, backoff: in.Backoff}
+		readAttempts: in.ReadAttempts, resolveAttempts: in.ResolveAttempts, backoff: in.Backoff,
+		headPrefix: in.HeadPrefix}
 	if s.history == 0 {
 		s.history = DefaultHistory
 	}
@@ -79,6 +90,11 @@ func (o *Options) settings() (settings, error) {
 	}
 	if s.backoff == nil {
 		s.backoff = defaultBackoff
+	}
+	if s.headPrefix != "" {
+		if err := store.ValidatePropertyName(s.headPrefix + "Writers"); err != nil {
+			return s, fmt.Errorf("Options.HeadPrefix %s: %w", quote(s.headPrefix), err)
+		}
 	}
 	return s, nil
 }
@@ -142,6 +158,7 @@ func isNil(v any) bool {
 type Partition struct {
 	table store.Table
 	pk    string
+	h     head // the fence, or the head of a Head
 	s     settings
 }
 
@@ -161,7 +178,12 @@ func New(tbl store.Table, pk string, opts *Options) (*Partition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("partition: %w", err)
 	}
-	return &Partition{table: tbl, pk: pk, s: s}, nil
+	if s.headPrefix != "" {
+		return nil, fmt.Errorf("partition: %w", refuse(store.CodeInvalidInput, 400,
+			"Options.HeadPrefix %s is set: the partition's fence always names its properties %s and %s; HeadPrefix is for NewHead at another RowKey",
+			quote(s.headPrefix), propVersion, propWriters))
+	}
+	return &Partition{table: tbl, pk: pk, h: fenceHead, s: s}, nil
 }
 
 // Key returns the PartitionKey.
@@ -172,9 +194,9 @@ func (p *Partition) Table() store.Table { return p.table }
 
 // Fence reads the partition's fence: one point read.
 func (p *Partition) Fence(ctx context.Context) (Fence, error) {
-	f, err := readFence(ctx, p.table, p.pk)
+	f, err := p.h.read(ctx, p.table, p.pk)
 	if err != nil {
-		return f, p.wrap("read the fence", err)
+		return f, p.wrap("read the "+p.what(), err)
 	}
 	return f, nil
 }
@@ -194,9 +216,9 @@ func (p *Partition) Begin(ctx context.Context) (*Txn, error) {
 // previous commit), without reading it again: the commit fails with a
 // ConflictError if anyone committed after f.
 func (p *Partition) BeginAt(f Fence) (*Txn, error) {
-	if f.pk != p.pk {
+	if f.pk != p.pk || f.rk != p.h.rk {
 		return nil, fmt.Errorf("partition %s: %w", quote(p.pk), refuse(store.CodeInvalidInput, 400,
-			"BeginAt was given the fence of partition %s", quote(f.pk)))
+			"BeginAt of the %s was given the head row %s of partition %s", p.what(), quote(f.rk), quote(f.pk)))
 	}
 	id, err := p.s.id()
 	if err != nil {
@@ -205,7 +227,18 @@ func (p *Partition) BeginAt(f Fence) (*Txn, error) {
 	return newTxn(p, f, id), nil
 }
 
-// wrap names the partition in an error.
+// wrap names the partition (and a head's RowKey) in an error.
 func (p *Partition) wrap(what string, err error) error {
+	if !p.h.fence() {
+		return fmt.Errorf("partition %s of table %s: head %s: %s: %w", quote(p.pk), p.table.Name(), quote(p.h.rk), what, err)
+	}
 	return fmt.Errorf("partition %s of table %s: %s: %w", quote(p.pk), p.table.Name(), what, err)
+}
+
+// what names the head row in messages.
+func (p *Partition) what() string {
+	if p.h.fence() {
+		return "fence"
+	}
+	return "head row"
 }

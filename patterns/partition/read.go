@@ -229,7 +229,7 @@ func (r *reader) bracketed(ctx context.Context) (*Snapshot, string, error) {
 
 func (r *reader) fence(ctx context.Context) (Fence, error) {
 	r.requests++
-	return readFence(ctx, r.p.table, r.p.pk)
+	return r.p.h.read(ctx, r.p.table, r.p.pk)
 }
 
 // pages follows the query's continuation tokens, handing each entity to

@@ -99,7 +99,7 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 				return nil, t.unknown(cause, "the context ended: "+err.Error())
 			}
 		}
-		f, err := readFence(ctx, t.p.table, t.p.pk)
+		f, err := t.p.h.read(ctx, t.p.table, t.p.pk)
 		if err != nil {
 			if errors.Is(err, ErrCorrupt) {
 				return nil, t.unknown(cause, err.Error())
@@ -134,8 +134,7 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 			t.poisons = append(t.poisons, poison)
 		}
 		v, w := t.base.next(poison, t.p.s.history)
-		b := boundaryActions(t.base, v, w)
-		_, err = t.p.table.Transact(ctx, b[:])
+		_, err = t.p.table.Transact(ctx, t.p.h.actions(t.base, v, w, nil, false))
 		switch {
 		case err == nil:
 			return nil, t.notApplied(cause, false)

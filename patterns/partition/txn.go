@@ -8,11 +8,14 @@ import (
 )
 
 // ReservedActions is how many of a transaction's actions the package
-// takes for itself: the fence and the tail.
+// takes for itself on the partition's fence: the fence and the tail. A
+// transaction on a Head at another RowKey takes one, the head row.
 const ReservedActions = 2
 
 // MaxRows is the most rows of yours, data and outbox together, one
-// transaction can carry: store.MaxBatchActions less ReservedActions.
+// transaction on the partition's fence can carry: store.MaxBatchActions
+// less ReservedActions. Txn.Free tells what a transaction (on the fence
+// or on a Head) can still take.
 const MaxRows = store.MaxBatchActions - ReservedActions
 
 // Budget is what a transaction can still take.
@@ -33,31 +36,71 @@ type Budget struct {
 //
 // A Txn is not safe for concurrent use.
 type Txn struct {
-	p      *Partition
-	base   Fence
-	next   Fence           // the fence this commit writes (no ETag yet)
-	id     string          // this commit's request id, recorded in the fence
-	bounds [2]store.Action // fence and tail
-	rows   []Row           // the caller's data rows, in the order added
-	data   []store.Action  // their actions
-	outbox []store.Action  // outbox rows
-	ids    []string        // outbox row ids
-	keys   map[string]int  // RowKey -> position among data rows, or -1 for outbox
-	bytes  int             // estimated body size so far
-	done   bool
+	p       *Partition
+	base    Fence
+	next    Fence          // the fence this commit writes (no ETag yet)
+	id      string         // this commit's request id, recorded in the fence
+	bounds  []store.Action // the head row (and, for the fence, the tail)
+	head    map[string]any // the caller's properties on the head row (SetHead)
+	replace bool           // SetHead was called: the head row is replaced
+	rows    []Row          // the caller's data rows, in the order added
+	data    []store.Action // their actions
+	outbox  []store.Action // outbox rows
+	ids     []string       // outbox row ids
+	keys    map[string]int // RowKey -> position among data rows, or -1 for outbox
+	bytes   int            // estimated body size so far
+	done    bool
 
 	poisons []string // request ids of the empty commits that shut a lost request out
 }
 
 func newTxn(p *Partition, f Fence, id string) *Txn {
 	v, w := f.next(id, p.s.history)
-	t := &Txn{p: p, base: f, next: Fence{Version: v, pk: f.pk, writers: w}, id: id,
-		bounds: boundaryActions(f, v, w), keys: map[string]int{}}
-	for i := range t.bounds {
-		t.bytes += store.ActionWireSize(&t.bounds[i])
-	}
+	t := &Txn{p: p, base: f, next: Fence{Version: v, pk: f.pk, rk: f.rk, writers: w}, id: id,
+		bounds: p.h.actions(f, v, w, nil, false), keys: map[string]int{}}
+	t.bytes = t.reservedBytes()
 	return t
 }
+
+// SetHead stores props on the head row, beside the head's own version
+// and writers (Head.Properties): the row is replaced with exactly these,
+// so set every property it should keep. Without SetHead a commit merges
+// the head's own two into the row and keeps what is stored. It is for a
+// Head at a RowKey other than FenceKey (the partition's fence carries no
+// properties of yours), and refuses, keeping the previous ones, a
+// property named like the head's own, one the service refuses, and
+// properties that do not fit the budget. The map is not copied: leave it
+// unchanged until Commit returns.
+func (t *Txn) SetHead(props map[string]any) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if t.p.h.fence() {
+		return t.refused("", refuse(store.CodeInvalidInput, 400,
+			"SetHead on the partition's fence: it carries no properties of yours; use a Head at another RowKey"))
+	}
+	for _, name := range []string{t.p.h.version, t.p.h.writers} {
+		if _, ok := props[name]; ok {
+			return t.refused("", refuse(store.CodeInvalidInput, 400,
+				"head property %s is the head's own: name your properties so none starts with Options.HeadPrefix", quote(name)))
+		}
+	}
+	b := t.p.h.actions(t.base, t.next.Version, t.next.writers, props, true)
+	if err := store.ValidateAction(&b[0]); err != nil {
+		return t.refused("", err)
+	}
+	size := t.bytes - t.reservedBytes() + store.ActionWireSize(&b[0])
+	if size >= store.MaxBatchBytes {
+		return fmt.Errorf("%w: %w", mapper.ErrBatchFull, t.refused("", refuse(store.CodeRequestBodyTooLarge, 413,
+			"the head row's properties would bring the transaction body to about %d bytes: the service's limit is %d", size, store.MaxBatchBytes)))
+	}
+	t.bounds, t.head, t.replace, t.bytes = b, props, true, size
+	return nil
+}
+
+// reserved is how many actions the package takes: the head row, and the
+// tail for the fence.
+func (t *Txn) reserved() int { return len(t.bounds) }
 
 // Base returns the fence state the transaction commits on top of.
 func (t *Txn) Base() Fence { return t.base }
@@ -70,7 +113,7 @@ func (t *Txn) Len() int { return len(t.data) + len(t.outbox) }
 
 // Free reports how many more rows and body bytes the transaction takes.
 func (t *Txn) Free() Budget {
-	return Budget{Rows: MaxRows - t.Len(), Bytes: store.MaxBatchBytes - 1 - t.bytes}
+	return Budget{Rows: store.MaxBatchActions - t.reserved() - t.Len(), Bytes: store.MaxBatchBytes - 1 - t.bytes}
 }
 
 // Insert adds an insert of e. label names the row in errors (a
@@ -151,6 +194,10 @@ func (t *Txn) check(label string, a *store.Action) error {
 	if err := checkDataKey(rk); err != nil {
 		return t.refused(label, err)
 	}
+	if rk == t.p.h.rk {
+		return t.refused(label, refuse(store.CodeInvalidInput, 400,
+			"RowKey %s is the transaction's head row: store its properties with SetHead", quote(rk)))
+	}
 	if i, dup := t.keys[rk]; dup {
 		what := "the outbox"
 		if i >= 0 {
@@ -164,21 +211,33 @@ func (t *Txn) check(label string, a *store.Action) error {
 
 // fits refuses a row that would pass the action or byte budget.
 func (t *Txn) fits(label, rk string, size int) error {
-	if t.Len() >= MaxRows {
+	if max := store.MaxBatchActions - t.reserved(); t.Len() >= max {
 		return fmt.Errorf("%w: %w", mapper.ErrBatchFull, t.refused(label, refuse(store.CodeInvalidInput, 400,
-			"row %s would be row %d: a transaction holds %d actions, %d of them taken by the fence and the tail, so at most %d rows (data and outbox)",
-			quote(rk), t.Len()+1, store.MaxBatchActions, ReservedActions, MaxRows)))
+			"row %s would be row %d: a transaction holds %d actions, %d of them taken by %s, so at most %d rows (data and outbox)",
+			quote(rk), t.Len()+1, store.MaxBatchActions, t.reserved(), t.boundsText(), max)))
 	}
 	if t.bytes+size >= store.MaxBatchBytes {
 		return fmt.Errorf("%w: %w", mapper.ErrBatchFull, t.refused(label, refuse(store.CodeRequestBodyTooLarge, 413,
-			"row %s of about %d bytes would bring the transaction body to about %d bytes (%d taken by the fence and the tail): the service's limit is %d",
-			quote(rk), size, t.bytes+size, t.reservedBytes(), store.MaxBatchBytes)))
+			"row %s of about %d bytes would bring the transaction body to about %d bytes (%d taken by %s): the service's limit is %d",
+			quote(rk), size, t.bytes+size, t.reservedBytes(), t.boundsText(), store.MaxBatchBytes)))
 	}
 	return nil
 }
 
 func (t *Txn) reservedBytes() int {
-	return store.ActionWireSize(&t.bounds[0]) + store.ActionWireSize(&t.bounds[1])
+	n := 0
+	for i := range t.bounds {
+		n += store.ActionWireSize(&t.bounds[i])
+	}
+	return n
+}
+
+// boundsText names the package's own actions in messages.
+func (t *Txn) boundsText() string {
+	if t.p.h.fence() {
+		return "the fence and the tail"
+	}
+	return "the head row"
 }
 
 // refused names the partition and the row in a refusal.
@@ -199,8 +258,8 @@ func labelText(label string) string {
 // actions returns the transaction's actions: fence, tail, data rows,
 // outbox rows.
 func (t *Txn) actions() []store.Action {
-	all := make([]store.Action, 0, ReservedActions+t.Len())
-	all = append(all, t.bounds[:]...)
+	all := make([]store.Action, 0, t.reserved()+t.Len())
+	all = append(all, t.bounds...)
 	all = append(all, t.data...)
 	return append(all, t.outbox...)
 }
