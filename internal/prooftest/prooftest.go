@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/tablekit/tablekit/internal/azuritetest"
+	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/faultproxy"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
@@ -169,4 +170,35 @@ func ProxiedServices(t *testing.T, decide func(*http.Request) faultproxy.Fault, 
 		t.Fatal(err)
 	}
 	return st
+}
+
+// Each runs a seeded-fault proof on the three backends every proof covers,
+// each with its own schedule (seeds 1, 2 and 3, a fault on one request in
+// five): memstore and Azurite with the faults applied through storetest's
+// kit to the requests named by the prefixes of hook ("Table." when none
+// are given), and Azurite with the endpoints of the named services ("table"
+// when none are given) behind fault proxies on loopback. body gets the
+// backend, a label for its log, the faulty store and the schedule.
+func Each(t *testing.T, hook, services []string, body func(t *testing.T, b backendtest.Backend, label string, faulty store.Store, f *Faults)) {
+	if len(hook) == 0 {
+		hook = []string{"Table."}
+	}
+	if len(services) == 0 {
+		services = []string{"table"}
+	}
+	t.Run("memstore", func(t *testing.T) {
+		b := backendtest.Memstore()
+		f := New(1, 0.2)
+		body(t, b, "memstore", storetest.WrapStore(b.Store, f.HookOn(hook...)), f)
+	})
+	t.Run("azurite", func(t *testing.T) {
+		b := backendtest.Azurite(t)
+		f := New(2, 0.2)
+		body(t, b, "azurite", storetest.WrapStore(b.Store, f.HookOn(hook...)), f)
+	})
+	t.Run("azurite-faultproxy", func(t *testing.T) {
+		b := backendtest.Azurite(t)
+		f := New(3, 0.2)
+		body(t, b, "azurite through the fault proxy ("+strings.Join(services, ", ")+")", ProxiedServices(t, f.Decide, services...), f)
+	})
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/tablekit/tablekit/patterns/index"
 	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // proofIndexes opens the staff indexes (unique email, last name) over
@@ -341,19 +340,7 @@ func TestProofSeededFaults(t *testing.T) {
 			t.Fatal("no fault was injected")
 		}
 	}
-	t.Run("memstore", func(t *testing.T) {
-		b := backendtest.Memstore()
-		f := prooftest.New(1, 0.2)
-		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
-	})
-	t.Run("azurite", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := prooftest.New(2, 0.2)
-		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
-	})
-	t.Run("azurite-faultproxy", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := prooftest.New(3, 0.2)
-		run(t, "azurite through the fault proxy", b.Store, prooftest.Proxied(t, f.Decide), f, b.NewTable(t, "pf"))
+	prooftest.Each(t, nil, nil, func(t *testing.T, b backendtest.Backend, label string, faulty store.Store, f *prooftest.Faults) {
+		run(t, label, b.Store, faulty, f, b.NewTable(t, "pf"))
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/prooftest"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // TestProofSeededFaults: writers each put and delete their own documents
@@ -160,19 +159,7 @@ func TestProofSeededFaults(t *testing.T) {
 			t.Fatal("no fault was injected")
 		}
 	}
-	t.Run("memstore", func(t *testing.T) {
-		b := backendtest.Memstore()
-		fs := prooftest.New(1, 0.2)
-		run(t, b, "memstore", storetest.WrapStore(b.Store, fs.HookOn("Table.", "Container.")), fs)
-	})
-	t.Run("azurite", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		fs := prooftest.New(2, 0.2)
-		run(t, b, "azurite", storetest.WrapStore(b.Store, fs.HookOn("Table.", "Container.")), fs)
-	})
-	t.Run("azurite-faultproxy", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		fs := prooftest.New(3, 0.2)
-		run(t, b, "azurite through the fault proxy (table, blob)", prooftest.ProxiedServices(t, fs.Decide, "table", "blob"), fs)
+	prooftest.Each(t, []string{"Table.", "Container."}, []string{"table", "blob"}, func(t *testing.T, b backendtest.Backend, label string, faulty store.Store, f *prooftest.Faults) {
+		run(t, b, label, faulty, f)
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/logtail"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // proofEvent is an event carrying the id of the append that made it.
@@ -194,22 +193,7 @@ func TestProofSeededFaults(t *testing.T) {
 			t.Fatal("no fault was injected")
 		}
 	}
-	faults := func(seed uint64) *prooftest.Faults {
-		return prooftest.New(seed, 0.2)
-	}
-	t.Run("memstore", func(t *testing.T) {
-		b := backendtest.Memstore()
-		f := faults(1)
-		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
-	})
-	t.Run("azurite", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := faults(2)
-		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, b.NewTable(t, "pf"))
-	})
-	t.Run("azurite-faultproxy", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := faults(3)
-		run(t, "azurite through the fault proxy", b.Store, prooftest.Proxied(t, f.Decide), f, b.NewTable(t, "pf"))
+	prooftest.Each(t, nil, nil, func(t *testing.T, b backendtest.Backend, label string, faulty store.Store, f *prooftest.Faults) {
+		run(t, label, b.Store, faulty, f, b.NewTable(t, "pf"))
 	})
 }

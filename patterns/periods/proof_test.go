@@ -333,19 +333,7 @@ func TestProofSeededFaults(t *testing.T) {
 			t.Fatal("no fault was injected")
 		}
 	}
-	t.Run("memstore", func(t *testing.T) {
-		b := backendtest.Memstore()
-		f := prooftest.New(1, 0.2)
-		run(t, b, "memstore", storetest.WrapStore(b.Store, f.HookOn("Table.", "Store.")), f)
-	})
-	t.Run("azurite", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := prooftest.New(2, 0.2)
-		run(t, b, "azurite", storetest.WrapStore(b.Store, f.HookOn("Table.", "Store.")), f)
-	})
-	t.Run("azurite-faultproxy", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := prooftest.New(3, 0.2)
-		run(t, b, "azurite through the fault proxy", prooftest.Proxied(t, f.Decide), f)
+	prooftest.Each(t, []string{"Table.", "Store."}, nil, func(t *testing.T, b backendtest.Backend, label string, faulty store.Store, f *prooftest.Faults) {
+		run(t, b, label, faulty, f)
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // proofMark reads the value id of table name: its writer's mark, or ""
@@ -234,19 +233,7 @@ func TestProofSeededFaults(t *testing.T) {
 			t.Fatal("no fault was injected")
 		}
 	}
-	t.Run("memstore", func(t *testing.T) {
-		b := backendtest.Memstore()
-		f := prooftest.New(1, 0.2)
-		run(t, "memstore", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, freshTable(t, b))
-	})
-	t.Run("azurite", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := prooftest.New(2, 0.2)
-		run(t, "azurite", b.Store, storetest.WrapStore(b.Store, f.Hook()), f, freshTable(t, b))
-	})
-	t.Run("azurite-faultproxy", func(t *testing.T) {
-		b := backendtest.Azurite(t)
-		f := prooftest.New(3, 0.2)
-		run(t, "azurite through the fault proxy", b.Store, prooftest.Proxied(t, f.Decide), f, freshTable(t, b))
+	prooftest.Each(t, nil, nil, func(t *testing.T, b backendtest.Backend, label string, faulty store.Store, f *prooftest.Faults) {
+		run(t, label, b.Store, faulty, f, freshTable(t, b))
 	})
 }
