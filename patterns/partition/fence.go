@@ -61,6 +61,10 @@ func (f Fence) Exists() bool { return f.ETag != "" }
 // fence.
 func (f Fence) RowKey() string { return f.rk }
 
+// WriterOf returns the request id (Txn.RequestID) that wrote version v,
+// if the head still remembers it (the last Options.History versions).
+func (f Fence) WriterOf(v int64) (string, bool) { return f.writerOf(v) }
+
 // writerOf returns the request id that wrote version v, if the fence still
 // remembers it.
 func (f Fence) writerOf(v int64) (string, bool) {

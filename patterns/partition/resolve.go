@@ -104,7 +104,7 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 			if errors.Is(err, ErrCorrupt) {
 				return nil, t.unknown(cause, err.Error())
 			}
-			reason = "the fence could not be read: " + err.Error()
+			reason = "the " + t.p.what() + " could not be read: " + err.Error()
 			continue
 		}
 		switch {
@@ -112,8 +112,8 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 			w, ok := f.writerOf(t.base.Version + 1)
 			switch {
 			case !ok:
-				return nil, t.unknown(cause, fmt.Sprintf("the fence moved from version %d to %d and no longer records who wrote version %d",
-					t.base.Version, f.Version, t.base.Version+1))
+				return nil, t.unknown(cause, fmt.Sprintf("the %s moved from version %d to %d and no longer records who wrote version %d",
+					t.p.what(), t.base.Version, f.Version, t.base.Version+1))
 			case w == t.id:
 				return &Result{Version: t.next.Version, Outbox: t.ids, Fence: f, Recovered: true}, nil
 			}
@@ -121,7 +121,7 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 		case f.Version < t.base.Version:
 			// Someone outside the package rewrote the fence: who applied
 			// what cannot be told.
-			return nil, t.unknown(cause, fmt.Sprintf("the fence went back from version %d to %d: it was rewritten outside the package", t.base.Version, f.Version))
+			return nil, t.unknown(cause, fmt.Sprintf("the %s went back from version %d to %d: it was rewritten outside the package", t.p.what(), t.base.Version, f.Version))
 		}
 		// The fence is at the transaction's base: shut the lost request out.
 		// The empty commit is conditional on the base's ETag too, so a fence
@@ -141,9 +141,9 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 		case errors.Is(err, store.ErrUnknownOutcome), errors.Is(err, store.ErrTransient),
 			store.Index(err) == 0 && (store.Status(err) == 409 || store.Status(err) == 412):
 			// Read the fence again: it tells who won.
-			reason = "moving the fence failed: " + err.Error()
+			reason = "moving the " + t.p.what() + " failed: " + err.Error()
 		default:
-			return nil, t.unknown(cause, "moving the fence failed: "+err.Error())
+			return nil, t.unknown(cause, "moving the "+t.p.what()+" failed: "+err.Error())
 		}
 	}
 	return nil, t.unknown(cause, fmt.Sprintf("gave up after %d attempts: %s", t.p.s.resolveAttempts, reason))

@@ -12,23 +12,12 @@ import (
 type header struct {
 	exists  bool // the row exists (a deleted value keeps it)
 	etag    store.ETag
-	version int64
-	rows    int      // rows of the value, header included; 0 when deleted
-	writes  []string // ids of the last writes, newest first
+	version int64 // the value's writes (deletes included); 0 for a head that only shut a lost write out
+	rows    int   // rows of the value, header included; 0 when deleted
 }
 
 // live reports whether the header holds a value (not deleted).
 func (h *header) live() bool { return h.exists && h.rows > 0 }
-
-// writerOf returns the id of the write that made version v, if the header
-// still remembers it.
-func (h *header) writerOf(v int64) (string, bool) {
-	i := h.version - v
-	if v < 1 || i < 0 || i >= int64(len(h.writes)) {
-		return "", false
-	}
-	return h.writes[i], true
-}
 
 // parseHeader reads the package's properties of a header row.
 func parseHeader(e *store.Entity) (header, error) {
@@ -39,6 +28,11 @@ func parseHeader(e *store.Entity) (header, error) {
 // header reads the package's properties of r, a header row.
 func (r *row) header() (header, error) {
 	h := header{exists: true, etag: r.etag}
+	if r.version == nil && r.rows == nil && r.writes != nil {
+		// The head of a value that never existed, moved past a lost write
+		// that created it: no value.
+		return h, nil
+	}
 	v, ok := r.version.(int64)
 	if !ok || v < 1 {
 		return h, r.corrupt("property %s is %v (%T), want an Int64 of 1 or more", propVersion, r.version, r.version)
@@ -47,12 +41,10 @@ func (r *row) header() (header, error) {
 	if !ok || n < 0 || n > MaxRows {
 		return h, r.corrupt("property %s is %v (%T), want an Int32 of 0 to %d", propRows, r.rows, r.rows, MaxRows)
 	}
-	w, _ := r.writes.(string)
-	writes := strings.Fields(w)
-	if len(writes) == 0 || len(writes) > History || int64(len(writes)) > v {
-		return h, r.corrupt("property %s lists %d writes for version %d", propWrites, len(writes), v)
+	if w, ok := r.writes.([]byte); !ok || len(w) == 0 {
+		return h, r.corrupt("property %s is %T, want a non-empty Binary", propWrites, r.writes)
 	}
-	h.version, h.rows, h.writes = v, int(n), writes
+	h.version, h.rows = v, int(n)
 	return h, nil
 }
 
@@ -93,6 +85,7 @@ func (r *row) own(name string, v any) {
 		r.rows = v
 	case propWrites:
 		r.writes = v
+	case propHeadVersion:
 	}
 }
 
@@ -182,7 +175,7 @@ func join(parts []*row) (map[string]any, error) {
 			base, k, ok := parsePiece(pr.name)
 			if !ok {
 				switch pr.name {
-				case propVersion, propRows, propWrites:
+				case propVersion, propRows, propHeadVersion, propWrites:
 					continue
 				}
 				return nil, p.corrupt("property %s is not one the package writes", pr.name)

@@ -24,7 +24,9 @@
 // value that fits one entity takes one row. Every row carries the
 // version of the write that wrote it (wide_version); the header also
 // carries the number of rows (wide_rows, which makes headers recognisable
-// among other rows: see IDs) and the ids of the last writes (wide_writes).
+// among other rows: see IDs) and the two properties of the value's head
+// row (wide_head_Version, wide_head_Writers): the header is a
+// partition.Head at its RowKey.
 //
 // # Writes
 //
@@ -36,10 +38,13 @@
 // base64 and escapes included); a value that does not is refused before
 // anything is sent (TooLargeError). Two writers of one value cannot both
 // commit on top of the same version: the header's If-Match refuses the
-// second (ConditionError). A write whose answer is lost is resolved by
-// reading the header back: its list of writes tells whether the write
-// applied, and it is sent again, under the same condition, only while the
-// header shows it has not.
+// second (ConditionError). The transaction is a partition.Txn on the
+// value's head, so a write whose answer is lost is resolved as every
+// lost commit of the patterns is: one read of the header tells whether
+// the write applied; if it did not, the head is moved past it so it never
+// can, and the write tries again as a new one; it is never sent again. An
+// UnknownError (its Resolve asks again) remains only when that cannot be
+// told.
 //
 // # Reads
 //

@@ -1,6 +1,7 @@
 package wide
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -125,18 +126,47 @@ func (e *TooLargeError) Is(target error) bool {
 }
 
 // UnknownError reports a write whose answer was lost and whose outcome
-// the package could not decide by reading the header back: the context
-// ended, the header could not be read, or more than History other writes
-// landed before it was. It matches store.ErrUnknownOutcome, the patterns'
-// unknown outcome (package partition), and nothing else. The value is
-// whole either way: one version or the other, never a mix; read it
-// (Read or Get) to learn which.
+// the value's head row (a partition.Head) could not decide: the context
+// ended, the header could not be read or moved, or more than History
+// other commits landed on it before it was read back. It matches
+// store.ErrUnknownOutcome, the patterns' unknown outcome (package
+// partition), and nothing else. The value is whole either way: one
+// version or the other, never a mix; Resolve asks the head again, and a
+// read (Read or Get) shows which version is stored.
 type UnknownError struct {
 	Table, Partition, ID string
 	// Reason says why the outcome is still unknown.
 	Reason string
 	// Err is the store's error for the lost answer (Unknown set).
 	Err *store.Error
+
+	head *partition.UnknownError
+}
+
+// Resolve tries again to learn whether the write applied, reading the
+// value's head row as the write did: its header's ETag ("" when other
+// writes landed on top of it since) if it did, an error matching
+// store.ErrTransient (a partition.NotAppliedError: nothing was written,
+// and the head was moved past it so it never will be) if it did not, an
+// UnknownError if it still cannot tell. An UnknownError the package did
+// not return has no write to resolve: an error matching
+// store.ErrInvalidInput.
+func (e *UnknownError) Resolve(ctx context.Context) (store.ETag, error) {
+	if e == nil || e.head == nil {
+		return "", store.Errorf(store.CodeInvalidInput, 400,
+			"wide: Resolve of an UnknownError that a write did not return: there is no write to resolve")
+	}
+	res, err := e.head.Resolve(ctx)
+	var ue *partition.UnknownError
+	switch {
+	case errors.As(err, &ue):
+		return "", &UnknownError{Table: e.Table, Partition: e.Partition, ID: e.ID, Reason: ue.Reason, Err: ue.Err, head: ue}
+	case err != nil:
+		return "", fmt.Errorf("wide: value %q of partition %q in table %s: %w", e.ID, e.Partition, e.Table, err)
+	case res.Fence.Version != res.Version:
+		return "", nil
+	}
+	return res.Fence.ETag, nil
 }
 
 // Error names the value and says why its outcome is unknown.

@@ -44,14 +44,19 @@ const (
 	// header included; 0 marks a deleted value. It is what makes a header
 	// recognisable among the other rows of a partition.
 	propRows = ReservedPrefix + "rows"
-	// propWrites, on the header only, lists the ids of the last History
-	// writes, newest first, separated by spaces: the i-th (from 0) wrote
-	// version propVersion-i.
-	propWrites = ReservedPrefix + "writes"
+	// headPrefix names the properties the header keeps as the value's
+	// head row (a partition.Head at the header's RowKey): propHeadVersion,
+	// the number of commits on the head (the value's writes, and the
+	// empty commits that shut a lost write out), and propWrites, the
+	// request ids of the last History of them, newest first,
+	// comma-separated (an Edm.Binary).
+	headPrefix      = ReservedPrefix + "head_"
+	propHeadVersion = headPrefix + "Version"
+	propWrites      = headPrefix + "Writers"
 )
 
 // headerSelect is the projection of a header read for a write.
-var headerSelect = []string{propVersion, propRows, propWrites}
+var headerSelect = []string{propVersion, propRows, propHeadVersion, propWrites}
 
 // rowKey is the RowKey of row i of value id: the compound key (id, i) with
 // i zero-padded, so the rows sort in order right after one another, the

@@ -33,13 +33,13 @@ func TestLostAnswersAreResolved(t *testing.T) {
 		want    want  // the outcome reported
 		version int64 // the value's version afterwards
 		mine    bool  // the stored value is the faulty write's
-		sends   int   // transactions the faulty writer sends
+		sends   int   // transactions the faulty writer sends (a lost write that did not apply: it, the empty commit on the head that shuts it out, the new write)
 	}{
 		{name: "create lands, answer lost", fate: applyThenLose, ifMatch: "create", want: ok, version: 1, mine: true, sends: 1},
-		{name: "create lost before the service", fate: loseBefore, ifMatch: "create", want: ok, version: 1, mine: true, sends: 2},
+		{name: "create lost before the service", fate: loseBefore, ifMatch: "create", want: ok, version: 1, mine: true, sends: 3},
 		{name: "create lost, another writer creates first", fate: loseBefore, others: 1, ifMatch: "create", want: conflict, version: 1, sends: 1},
 		{name: "replace lands, answer lost", prefill: 2, fate: applyThenLose, ifMatch: "read", want: ok, version: 3, mine: true, sends: 1},
-		{name: "replace lost before the service", prefill: 2, fate: loseBefore, ifMatch: "read", want: ok, version: 3, mine: true, sends: 2},
+		{name: "replace lost before the service", prefill: 2, fate: loseBefore, ifMatch: "read", want: ok, version: 3, mine: true, sends: 3},
 		{name: "replace held in the network, lands before the resend", prefill: 2, fate: landLater, ifMatch: "read", want: ok, version: 3, mine: true, sends: 2},
 		{name: "replace lands, 5 other writes, answer lost", prefill: 2, fate: applyThenLose, others: 5, ifMatch: "read", want: ok, version: 8, sends: 1},
 		{name: "replace lost, another write takes its place", prefill: 2, fate: loseBefore, others: 1, ifMatch: "read", want: conflict, version: 3, sends: 1},
@@ -47,7 +47,7 @@ func TestLostAnswersAreResolved(t *testing.T) {
 		{name: "replace lands, 20 other writes push its id out", prefill: 2, fate: applyThenLose, others: 20, ifMatch: "read", want: unknown, version: 23, sends: 1},
 		{name: "server busy, then sent again", prefill: 1, fate: busy, ifMatch: "read", want: ok, version: 2, mine: true, sends: 2},
 		{name: "delete lands, answer lost", prefill: 2, fate: applyThenLose, ifMatch: "read", del: true, want: ok, version: 3, sends: 1},
-		{name: "delete lost before the service", prefill: 2, fate: loseBefore, ifMatch: "any", del: true, want: ok, version: 3, sends: 2},
+		{name: "delete lost before the service", prefill: 2, fate: loseBefore, ifMatch: "any", del: true, want: ok, version: 3, sends: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
@@ -113,7 +113,12 @@ func TestLostAnswersAreResolved(t *testing.T) {
 				stored := "deleted"
 				switch {
 				case tc.del && errors.Is(rerr, store.ErrNotFound):
-					h, err := other.readHeader(t.Context(), &target{pk: "p", head: mustRowKey(t, "v", 0)})
+					ot := &target{pk: "p", head: mustRowKey(t, "v", 0)}
+					hd, err := other.head(ot)
+					if err != nil {
+						t.Fatal(err)
+					}
+					h, _, err := other.readHeader(t.Context(), ot, hd)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -323,7 +328,9 @@ func TestConcurrentWritersUnderMemstoreFaults(t *testing.T) {
 
 // With a single attempt, a lost answer is still judged by one read of the
 // header: a write that landed is reported applied; one that did not is
-// reported unknown (it may yet land), never failed, and never sent again.
+// never sent again: the head tries once to move past it (an empty commit,
+// its answer lost too here) and, that failing, reports it unknown (it may
+// yet land), never failed.
 func TestLostAnswerWithOneAttempt(t *testing.T) {
 	for _, fate := range []fault{applyThenLose, loseBefore} {
 		t.Run(fate.String(), func(t *testing.T) {
@@ -338,13 +345,42 @@ func TestLostAnswerWithOneAttempt(t *testing.T) {
 				_, err := w.Put(t.Context(), "p", "v", &v, "")
 				_, _, gerr := w.Get(t.Context(), "p", "v")
 				t.Logf("%s: %s: %d transaction, %d header reads: %v; stored: %v", b.Name, fate, ft.n("transact"), ft.n("get"), err, gerr == nil)
+				sends := 1 // the write
+				if fate == loseBefore {
+					sends = 2 // and the empty commit on the head
+				}
 				switch {
-				case ft.n("transact") != 1 || ft.n("get") != 2:
-					t.Fatalf("%d transactions and %d header reads, want 1 and 2", ft.n("transact"), ft.n("get"))
+				case ft.n("transact") != sends || ft.n("get") != 2:
+					t.Fatalf("%d transactions and %d header reads, want %d and 2", ft.n("transact"), ft.n("get"), sends)
 				case fate == applyThenLose && (err != nil || gerr != nil):
 					t.Fatalf("a write that landed: %v, then %v", err, gerr)
 				case fate == loseBefore && (!errors.Is(err, store.ErrUnknownOutcome) || !errors.Is(gerr, store.ErrNotFound)):
 					t.Fatalf("a write that did not land: %v, then %v", err, gerr)
+				}
+				if fate != loseBefore {
+					return
+				}
+				// Once the network is back, Resolve moves the head past the
+				// lost write and reports it not applied; it never lands, and
+				// the value can be created.
+				var ue *UnknownError
+				if !errors.As(err, &ue) {
+					t.Fatalf("%v is no *UnknownError", err)
+				}
+				ft.mu.Lock()
+				ft.plan = func(int) fault { return pass }
+				ft.mu.Unlock()
+				if _, rerr := ue.Resolve(t.Context()); !errors.Is(rerr, store.ErrTransient) || errors.Is(rerr, store.ErrUnknownOutcome) {
+					t.Fatalf("Resolve: %v, want not applied", rerr)
+				}
+				if _, _, gerr := w.Get(t.Context(), "p", "v"); !errors.Is(gerr, store.ErrNotFound) {
+					t.Fatalf("after Resolve: %v, want not found", gerr)
+				}
+				if _, err := w.Put(t.Context(), "p", "v", &v, ""); err != nil {
+					t.Fatalf("create after Resolve: %v", err)
+				}
+				if _, err := (&UnknownError{}).Resolve(t.Context()); !errors.Is(err, store.ErrInvalidInput) {
+					t.Fatalf("Resolve of a hand-built UnknownError: %v", err)
 				}
 			})
 		})

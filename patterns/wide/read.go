@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
@@ -245,14 +246,21 @@ func (w *Wide[T]) IDs(ctx context.Context, pk string) iter.Seq2[string, error] {
 	}
 }
 
-// readHeader reads the header's own properties: one point read.
-func (w *Wide[T]) readHeader(ctx context.Context, t *target) (header, error) {
+// readHeader reads the header's own properties and the state of the
+// value's head row: one point read.
+func (w *Wide[T]) readHeader(ctx context.Context, t *target, hd *partition.Head) (header, partition.Fence, error) {
 	e, err := w.table.Get(ctx, t.pk, t.head, &store.GetOptions{Select: headerSelect})
 	if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeResourceNotFound {
-		return header{}, nil
+		f, err := hd.FenceOf(nil)
+		return header{}, f, err
 	}
 	if err != nil {
-		return header{}, err
+		return header{}, partition.Fence{}, err
 	}
-	return parseHeader(&e)
+	h, err := parseHeader(&e)
+	if err != nil {
+		return h, partition.Fence{}, err
+	}
+	f, err := hd.FenceOf(&e)
+	return h, f, err
 }

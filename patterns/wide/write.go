@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -78,11 +79,11 @@ func (w *Wide[T]) Put(ctx context.Context, pk, id string, v *T, ifMatch store.ET
 	}
 	// Refuse a value that cannot fit before any request: with the longest
 	// list of writes the header can carry, and no rows to delete.
-	if _, err := w.plan(&t, &header{}, cs, len(names), 1, longestWrites); err != nil {
+	if _, err := w.plan(&t, &header{}, cs, len(names), 1); err != nil {
 		return "", err
 	}
-	etag, err := w.commit(ctx, &t, ifMatch, func(h *header, version int64, writes string) ([]store.Action, error) {
-		return w.plan(&t, h, cs, len(names), version, writes)
+	etag, err := w.commit(ctx, &t, ifMatch, func(h *header, version int64) ([]store.Action, error) {
+		return w.plan(&t, h, cs, len(names), version)
 	})
 	if err != nil {
 		return "", err
@@ -110,12 +111,12 @@ func (w *Wide[T]) Delete(ctx context.Context, pk, id string, ifMatch store.ETag)
 	if err := store.ValidateETag(ifMatch); err != nil {
 		return t.wrap(err)
 	}
-	_, err = w.commit(ctx, &t, ifMatch, func(h *header, version int64, writes string) ([]store.Action, error) {
+	_, err = w.commit(ctx, &t, ifMatch, func(h *header, version int64) ([]store.Action, error) {
 		if !h.live() {
 			return nil, notFound(t.table, pk, id)
 		}
 		actions := []store.Action{{Kind: store.ActionUpdateReplace, IfMatch: h.etag, Entity: store.Entity{
-			PartitionKey: pk, RowKey: t.head, Properties: headerProps(version, 0, writes)}}}
+			PartitionKey: pk, RowKey: t.head, Properties: headerProps(version, 0)}}}
 		for i := 1; i < h.rows; i++ {
 			rk, _ := rowKey(id, i)
 			actions = append(actions, store.Action{Kind: store.ActionDelete, IfMatch: store.ETagAny, Entity: store.Entity{PartitionKey: pk, RowKey: rk}})
@@ -125,8 +126,9 @@ func (w *Wide[T]) Delete(ctx context.Context, pk, id string, ifMatch store.ETag)
 	return err
 }
 
-// longestWrites is as long as the header's list of writes can be.
-var longestWrites = strings.TrimSpace(strings.Repeat("0123456789abc ", History))
+// longestWrites is as long as the head's list of writes can be: History
+// write ids of 13 characters, comma-separated.
+var longestWrites = []byte(strings.TrimSuffix(strings.Repeat("0123456789abc,", History), ","))
 
 // precheck refuses, before splitting it, a value whose strings and binary
 // values alone pass the limit of a transaction's body: their bytes as
@@ -153,8 +155,11 @@ func (w *Wide[T]) precheck(t *target, names []string, props Properties) error {
 		"the value's strings and binary values alone take at least %d bytes of a transaction body (binary as base64): the service's limit is %d", total, store.MaxBatchBytes))
 }
 
-func headerProps(version int64, rows int32, writes string) map[string]any {
-	return map[string]any{propVersion: version, propRows: rows, propWrites: writes}
+// headerProps are the header's own properties: the value's, and,
+// sized at their longest, the two the head row adds (the commit replaces
+// them with the head's own values).
+func headerProps(version int64, rows int32) map[string]any {
+	return map[string]any{propVersion: version, propRows: rows, propHeadVersion: int64(0), propWrites: longestWrites}
 }
 
 // plan lays a value out in rows on top of header h and returns the
@@ -162,8 +167,8 @@ func headerProps(version int64, rows int32, writes string) map[string]any {
 // conditional on h's ETag), then the other rows (insert-or-replace: the
 // header fences them), then deletes of the rows h's version had beyond
 // the new one's.
-func (w *Wide[T]) plan(t *target, h *header, cs []cell, count int, version int64, writes string) ([]store.Action, error) {
-	head := headerProps(version, 0, writes)
+func (w *Wide[T]) plan(t *target, h *header, cs []cell, count int, version int64) ([]store.Action, error) {
+	head := headerProps(version, 0)
 	l := pack(t.pk, t.id, cs, head, map[string]any{propVersion: version})
 	n := len(l.rows)
 	size := max(n, h.rows)
@@ -214,154 +219,132 @@ func (w *Wide[T]) tooLarge(t *target, count int, l layout, actions, bytes int, e
 		Rows: len(l.rows), Actions: actions, Bytes: bytes, Err: err}
 }
 
-// outcome is what a read of the header says about a write whose answer
-// was lost.
-type outcome int
-
-const (
-	unchanged outcome = iota // the header is as the write found it: not applied (yet)
-	applied                  // the header lists the write
-	overtaken                // another write took the version after the write's base: it never applies
-	undecided                // the header no longer tells
-)
-
-// judge reads header h for a write with id token that was conditional on
-// base, whose answer was lost. Every write of the value replaces the
-// header (a delete keeps it as a marker), so the header's version counts
-// the writes and its list names the writers of the last History versions:
-// the write applied exactly when the writer of version base+1 is token.
-func judge(base, h *header, token string) (outcome, string) {
-	switch {
-	case base.exists == h.exists && base.etag == h.etag:
-		return unchanged, ""
-	case !h.exists:
-		return undecided, "the header is gone: it was deleted outside the package"
-	case slices.Contains(h.writes, token):
-		return applied, ""
-	case h.version <= base.version:
-		return undecided, fmt.Sprintf("the header went from version %d to %d: it was rewritten outside the package", base.version, h.version)
+// head returns the value's head row: a partition.Head at the header's
+// RowKey, whose commit loop, budget and lost-answer resolution every
+// write of the value goes through.
+func (w *Wide[T]) head(t *target) (*partition.Head, error) {
+	h, err := partition.NewHead(w.table, t.pk, t.head, &partition.Options{
+		History:         History,
+		NewID:           func() (string, error) { return w.token(), nil },
+		ResolveAttempts: w.attempts,
+		Backoff:         w.backoff,
+		HeadPrefix:      headPrefix,
+	})
+	if err != nil {
+		return nil, t.wrap(err)
 	}
-	if base.exists {
-		// The header must still name base's writer at base's version, or
-		// the versions cannot be compared.
-		if w, ok := h.writerOf(base.version); !ok || w != base.writes[0] {
-			return undecided, fmt.Sprintf("the header moved from version %d to %d and no longer records the writes in between", base.version, h.version)
-		}
-	}
-	if _, ok := h.writerOf(base.version + 1); !ok {
-		return undecided, fmt.Sprintf("the header moved from version %d to %d and no longer records who wrote version %d", base.version, h.version, base.version+1)
-	}
-	return overtaken, ""
+	return h, nil
 }
 
-// commit runs one write: it reads the header (one point read), checks
-// ifMatch against it, has build make the transaction on top of it (the
-// header's new version and write list given), and sends it. It tries again
-// when an unconditional write meets a concurrent one, after a transient
-// failure, and after a lost answer, each time reading the header first:
-// a write whose answer was lost is judged by the header, and sent again
-// only while the header shows it has not applied, conditional on the same
-// header, so the two sends can never both apply. Every send of one commit
-// records the same write id.
-func (w *Wide[T]) commit(ctx context.Context, t *target, ifMatch store.ETag, build func(h *header, version int64, writes string) ([]store.Action, error)) (store.ETag, error) {
-	token := w.token()
+// sent is a send the store reported not applied (a refusal before any
+// work, or a lost answer its own read-back settled): a copy delayed in
+// the network may still land, so the head is checked for it.
+type sent struct {
+	id      string
+	version int64 // the head version it would have written
+}
+
+// commit runs one write through the value's head row: it reads the
+// header (one point read), checks ifMatch against it, has build make the
+// transaction on top of it (the value's new version given), and commits
+// it with the head (partition.Txn). A commit whose answer was lost is
+// resolved by the head, never sent again: applied, not applied (the head
+// was moved past it, or another writer's commit took its place; the
+// write then tries again from a new read), or an UnknownError. It tries
+// again when an unconditional write meets a concurrent one, and after a
+// transient failure.
+func (w *Wide[T]) commit(ctx context.Context, t *target, ifMatch store.ETag, build func(h *header, version int64) ([]store.Action, error)) (store.ETag, error) {
+	hd, err := w.head(t)
+	if err != nil {
+		return "", err
+	}
 	var (
-		pending *header      // the base of a send whose answer was lost, while it may yet apply
-		lost    *store.Error // that send's error
-		why     string       // why its outcome is not known yet
-		last    error
+		mine  []sent
+		last  error
+		since int64 = -1 // after the head shut out this write's lost send: the value's version then
 	)
-	// Up to Attempts sends, and after the last one, if its answer was lost,
-	// one more read of the header to judge it.
-	for n := 1; n <= w.attempts+1; n++ {
-		if n > w.attempts && pending == nil {
-			break
-		}
+	for n := 1; n <= w.attempts; n++ {
 		if n > 1 {
 			if err := w.wait(ctx, n-1); err != nil {
-				if pending != nil {
-					return "", w.unknown(t, lost, "the context ended: "+err.Error())
-				}
 				return "", t.wrap(errors.Join(last, err))
 			}
 		}
-		h, err := w.readHeader(ctx, t)
+		h, f, err := w.readHeader(ctx, t, hd)
 		if err != nil {
-			if errors.Is(err, ErrCorrupt) || !(errors.Is(err, store.ErrTransient) || errors.Is(err, store.ErrUnknownOutcome)) {
-				if pending != nil {
-					return "", w.unknown(t, lost, "the header could not be read: "+err.Error())
-				}
+			if errors.Is(err, ErrCorrupt) || errors.Is(err, partition.ErrCorrupt) || !(errors.Is(err, store.ErrTransient) || errors.Is(err, store.ErrUnknownOutcome)) {
 				return "", t.wrap(err)
 			}
-			last, why = err, "the header could not be read: "+err.Error()
+			last = err
 			continue
 		}
-		if pending != nil {
-			switch o, reason := judge(pending, &h, token); o {
-			case unchanged:
-				why = "the header still showed it not applied, and a request held up in the network may yet land"
-			case applied:
-				if h.writes[0] == token {
+		for _, s := range mine {
+			if id, ok := f.WriterOf(s.version); ok && id == s.id {
+				// A send reported not applied landed after all.
+				if f.Version == s.version {
 					return h.etag, nil
 				}
-				return "", nil // applied, and other writes landed on top of it since
-			case overtaken:
-				pending = nil
-			case undecided:
-				if lost == nil {
-					// Only refusals and answers the store resolved as
-					// not applied came back: trust them.
-					pending = nil
-					break
-				}
-				return "", w.unknown(t, lost, reason)
+				return "", nil
 			}
 		}
-		if n > w.attempts {
-			break // judged the last send; no more sends
+		if since >= 0 && ifMatch != store.ETagAny && ifMatch != "" && h.live() && h.version == since {
+			// The head moved only to shut this write's lost send out: the
+			// value is still the one ifMatch was read with.
+			ifMatch = h.etag
 		}
 		if err := w.precondition(t, &h, ifMatch, n); err != nil {
 			return "", err
 		}
-		writes := token
-		if h.exists {
-			writes = strings.Join(append([]string{token}, h.writes[:min(len(h.writes), History-1)]...), " ")
-		}
-		actions, err := build(&h, h.version+1, writes)
+		actions, err := build(&h, h.version+1)
 		if err != nil {
 			return "", err // it names the value
 		}
-		res, err := w.table.Transact(ctx, actions)
-		if err == nil {
-			return res[0].ETag, nil
+		tx, err := hd.BeginAt(f)
+		if err != nil {
+			return "", t.wrap(err)
 		}
-		var se *store.Error
+		head := actions[0].Entity.Properties
+		delete(head, propHeadVersion)
+		delete(head, propWrites)
+		if err := tx.SetHead(head); err != nil {
+			return "", t.wrap(err)
+		}
+		for _, a := range actions[1:] {
+			if err := tx.Add("row "+a.Entity.RowKey, a); err != nil {
+				return "", t.wrap(err)
+			}
+		}
+		res, err := tx.Commit(ctx)
+		if err == nil {
+			if res.Recovered && res.Fence.Version != res.Version {
+				return "", nil // applied, and other writes landed on top of it since
+			}
+			return res.Fence.ETag, nil
+		}
+		var (
+			na *partition.NotAppliedError
+			ue *partition.UnknownError
+		)
 		switch {
-		case errors.Is(err, store.ErrUnknownOutcome) && errors.As(err, &se):
-			base := h
-			pending, lost, why = &base, se, "its answer was lost"
-		case errors.Is(err, store.ErrTransient):
-			// Nothing was applied, as far as the store could tell when it
-			// answered; a send delayed in the network may still land, and
-			// judging the header covers that too.
-			base := h
-			if pending == nil {
-				pending, lost = &base, nil
+		case errors.As(err, &ue):
+			return "", w.unknown(t, ue)
+		case errors.As(err, &na):
+			if !na.Overtaken {
+				since = h.version
 			}
 			last = err
-		case store.Index(err) == 0 && isConflict(err):
-			if pending == nil && ifMatch != store.ETagAny {
+		case errors.Is(err, partition.ErrConflict):
+			if ifMatch != store.ETagAny && len(mine) == 0 {
 				return "", w.conflict(t, ifMatch, "", n, err)
 			}
 			last = err // read the header again: it tells who won
+		case errors.Is(err, store.ErrTransient):
+			mine = append(mine, sent{id: tx.RequestID(), version: f.Version + 1})
+			last = err
 		default:
-			return "", w.refused(t, actions, err)
+			return "", t.wrap(err)
 		}
 	}
-	if pending != nil && lost != nil {
-		return "", w.unknown(t, lost, fmt.Sprintf("gave up after %d attempts: %s", w.attempts, why))
-	}
-	if ifMatch == store.ETagAny && isConflict(last) {
+	if ifMatch == store.ETagAny && errors.Is(last, partition.ErrConflict) {
 		return "", w.conflict(t, ifMatch, "", w.attempts, last)
 	}
 	return "", t.wrap(fmt.Errorf("gave up after %d attempts: %w", w.attempts, last))
@@ -384,14 +367,6 @@ func (w *Wide[T]) precondition(t *target, h *header, ifMatch store.ETag, n int) 
 	return nil
 }
 
-func isConflict(err error) bool {
-	switch store.Status(err) {
-	case 404, 409, 412:
-		return true
-	}
-	return false
-}
-
 func (w *Wide[T]) conflict(t *target, ifMatch, current store.ETag, attempts int, err error) error {
 	var se *store.Error
 	if !errors.As(err, &se) {
@@ -400,17 +375,6 @@ func (w *Wide[T]) conflict(t *target, ifMatch, current store.ETag, attempts int,
 	return &ConditionError{Table: t.table, Partition: t.pk, ID: t.id, IfMatch: ifMatch, Current: current, Attempts: attempts, Err: se}
 }
 
-func (w *Wide[T]) unknown(t *target, cause *store.Error, reason string) error {
-	return &UnknownError{Table: t.table, Partition: t.pk, ID: t.id, Reason: reason, Err: cause}
-}
-
-// refused explains a refusal of any row but the header: only a row
-// changed outside the package (a part to delete that is gone) or a
-// failure the store reports as it is (throttling that outlasted the
-// attempts, a connection that failed) gets here. Nothing was written.
-func (w *Wide[T]) refused(t *target, actions []store.Action, err error) error {
-	if i := store.Index(err); i > 0 && i < len(actions) {
-		return t.wrap(fmt.Errorf("row %q (%s) was refused: %w", actions[i].Entity.RowKey, actions[i].Kind, err))
-	}
-	return t.wrap(err)
+func (w *Wide[T]) unknown(t *target, ue *partition.UnknownError) error {
+	return &UnknownError{Table: t.table, Partition: t.pk, ID: t.id, Reason: ue.Reason, Err: ue.Err, head: ue}
 }
