@@ -22,7 +22,7 @@ import (
 // pages through the table and writes each entity's JSON as it came,
 // interleaved round by round (internal/interleave):
 //
-//	scripts/with-azurite.sh go test -run '^$' -bench ExportInterleaved -benchtime 1x ./cmd/tablekit/internal/transfer
+//	scripts/with-azurite.sh go test -run '^$' -bench '^BenchmarkExportInterleaved$' -benchtime 1x ./cmd/tablekit/internal/transfer/
 func BenchmarkExportInterleaved(b *testing.B) {
 	conn := azuritetest.Conn(b)
 	ctx := context.Background()
