@@ -58,15 +58,16 @@ func (c *keyCache) front(e *cacheEntry) {
 // get returns the cipher of the content key under k, or nil.
 func (c *keyCache) get(k []byte) cipher.AEAD {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.entries[string(k)]
-	if ok && c.lru.next != e {
-		c.unlink(e)
-		c.front(e)
-	}
-	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
+	if c.lru.next != e {
+		c.unlink(e)
+		c.front(e)
+	}
+	// Read under the lock: put and clear write an entry's cipher.
 	return e.aead
 }
 
