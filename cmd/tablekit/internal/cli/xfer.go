@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/cmd/tablekit/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ partition, each in RowKey order: the same file as one query gives.
 			if out == "" || out == "-" {
 				err = write(a.env.Stdout)
 			} else {
-				err = transfer.WriteFileAtomic(out, write)
+				err = atomicfile.Write(out, write)
 			}
 			bar.done()
 			if err != nil {

@@ -17,12 +17,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/tablekit/tablekit/cmd/tablekit/internal/atomicfile"
 	"github.com/tablekit/tablekit/cmd/tablekit/internal/entityio"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
@@ -74,7 +76,7 @@ func Open(dir string) (*memstore.Store, error) {
 	}
 	// a save killed before its rename leaves its temporary file: the
 	// snapshot it was to replace is whole, the temporary file is not
-	if olds, _ := filepath.Glob(filepath.Join(dir, ".snapshot-*.tmp")); len(olds) > 0 {
+	if olds, _ := filepath.Glob(atomicfile.TempPattern(filepath.Join(dir, FileName))); len(olds) > 0 {
 		for _, o := range olds {
 			os.Remove(o)
 		}
@@ -139,18 +141,11 @@ func Open(dir string) (*memstore.Store, error) {
 
 // Save writes every table of st into the folder's snapshot, atomically.
 func Save(ctx context.Context, dir string, st store.Store) error {
-	tmp, err := os.CreateTemp(dir, ".snapshot-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename this removes nothing
-	w := bufio.NewWriterSize(tmp, 1<<16)
 	var names []string
 	opts := store.ListTablesOptions{}
 	for {
 		p, err := st.ListTables(ctx, opts)
 		if err != nil {
-			tmp.Close()
 			return err
 		}
 		for _, t := range p.Tables {
@@ -161,42 +156,28 @@ func Save(ctx context.Context, dir string, st store.Store) error {
 		}
 		opts.Continuation = p.Continuation
 	}
-	var buf []byte
-	for _, name := range names {
-		tl, _ := json.Marshal(tableLine{name})
-		w.Write(tl)
-		w.WriteByte('\n')
-		for e, err := range store.All(ctx, st.Table(name), store.Query{}) {
-			if err != nil {
-				tmp.Close()
+	return atomicfile.Write(filepath.Join(dir, FileName), func(w io.Writer) error {
+		var buf []byte
+		for _, name := range names {
+			tl, _ := json.Marshal(tableLine{name})
+			buf = append(append(buf[:0], tl...), '\n')
+			if _, err := w.Write(buf); err != nil {
 				return err
 			}
-			e.ETag = ""
-			if buf, err = entityio.AppendJSON(buf[:0], &e, true); err != nil {
-				tmp.Close()
-				return err
+			for e, err := range store.All(ctx, st.Table(name), store.Query{}) {
+				if err != nil {
+					return err
+				}
+				e.ETag = ""
+				if buf, err = entityio.AppendJSON(buf[:0], &e, true); err != nil {
+					return err
+				}
+				buf = append(buf, '\n')
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
 			}
-			buf = append(buf, '\n')
-			w.Write(buf)
 		}
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, FileName)); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+		return nil
+	})
 }

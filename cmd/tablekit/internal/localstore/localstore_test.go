@@ -106,3 +106,19 @@ func TestLockKeepsASecondCommandOut(t *testing.T) {
 	}
 	unlock2()
 }
+
+// TestOpenRemovesAKilledSavesTemporaryFile: a save killed before its
+// rename leaves a temporary file; the next Open removes it.
+func TestOpenRemovesAKilledSavesTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	left := filepath.Join(dir, "."+FileName+"-123.tmp")
+	if err := os.WriteFile(left, []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("the temporary file is still there: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/cmd/tablekit/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,28 +44,6 @@ type TableManifest struct {
 // BackupNote is what a backup of a table in use holds.
 const BackupNote = "not a point-in-time image: each table was read page by page from started to finished; a row written during the read may or may not be in it"
 
-// WriteFileAtomic writes a file through a temporary file in the same
-// folder, fsynced and renamed into place.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // Sink is where a backup's files go: a folder or a blob container.
 type Sink interface {
 	// Has reports whether the named file exists.
@@ -92,7 +71,7 @@ func (f Folder) Write(_ context.Context, name string, write func(io.Writer) erro
 	if err := os.MkdirAll(string(f), 0o755); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(string(f), name), write)
+	return atomicfile.Write(filepath.Join(string(f), name), write)
 }
 
 // Read implements Sink.
