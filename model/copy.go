@@ -7,7 +7,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/store"
 )
 

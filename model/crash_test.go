@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/memstore"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

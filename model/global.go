@@ -10,8 +10,8 @@ import (
 	"maps"
 	"time"
 
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/model"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
 

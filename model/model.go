@@ -1,8 +1,8 @@
 // Package model declares an entity type once and plans every write of it
 // from the declaration: the entity row, its copies in the entity's
 // partition (unique and non-unique indexes) and its change log commit in
-// one partition transaction (patterns/partition, through
-// patterns/eventual's Write); its copies in other partitions or tables
+// one partition transaction (core/partition, through
+// core/eventual's Write); its copies in other partitions or tables
 // (unique and non-unique indexes keyed by value) are carried out by the
 // eventual engine from an outbox row of that same transaction, under the
 // entity's version, so a copy is only ever replaced by a newer one and
@@ -36,9 +36,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
 

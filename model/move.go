@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/keys"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/model"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/storetest"
 )

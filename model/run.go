@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/core/eventual"
 )
 
 // RunOptions tune Run; nil takes the defaults.

@@ -7,10 +7,10 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -21,10 +21,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/denorm"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )

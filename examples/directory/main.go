@@ -28,9 +28,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/model"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/azblobs"
 	"github.com/tablekit/tablekit/store/azstore/azqueues"

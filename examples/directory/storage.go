@@ -6,9 +6,9 @@ import (
 	"path"
 	"strings"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/model"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
 

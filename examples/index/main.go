@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

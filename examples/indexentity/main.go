@@ -22,9 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/azblobs"

@@ -1,4 +1,4 @@
-// Command primitives shows patterns/partition, the primitives every
+// Command primitives shows core/partition, the primitives every
 // pattern package builds on: a fenced transaction that writes an employee,
 // its unique email index copy and an outbox message together; a
 // concurrent writer refused by the fence; a taken email refused by name; a
@@ -21,8 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/examples/internal/backend"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -463,19 +463,21 @@ func useDeclared(fset *token.FileSet, file *ast.File, text string) string {
 	return text
 }
 
-// patternImports adds the packages under patterns/ to knownImports.
+// patternImports adds the packages under patterns/ and core/ to knownImports.
 func patternImports(t *testing.T, root string) map[string]string {
 	m := map[string]string{}
 	for k, v := range knownImports {
 		m[k] = v
 	}
-	entries, err := os.ReadDir(filepath.Join(root, "patterns"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			m[e.Name()] = module + "/patterns/" + e.Name()
+	for _, dir := range []string{"patterns", "core"} {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() && e.Name() != "internal" {
+				m[e.Name()] = module + "/" + dir + "/" + e.Name()
+			}
 		}
 	}
 	return m

@@ -1,5 +1,5 @@
 // Package eventualtest holds what the tests of packages built on
-// patterns/eventual share: a backend with a clock (fake on memstore, the
+// core/eventual share: a backend with a clock (fake on memstore, the
 // wall clock on Azurite), engine options fit for each, a drain that runs
 // workers and sweeps until nothing is left, and a store that makes the
 // process "crash" at a chosen request.
@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/memstore"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/internal/errvocab"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/denorm"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/internal/errvocab"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -19,7 +19,7 @@
 // that does not exist is skipped, never created.
 //
 // Targets in the source's own partition are updated in the same entity
-// group transaction as the source (patterns/eventual's fenced
+// group transaction as the source (core/eventual's fenced
 // transaction, each target conditional on its ETag): atomic. Targets
 // elsewhere (another partition or table) are updated through the eventual
 // engine: the intent commits with the source, and workers apply it, at

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/errvocab"
 	"github.com/tablekit/tablekit/patterns/denorm"
-	"github.com/tablekit/tablekit/patterns/internal/errvocab"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

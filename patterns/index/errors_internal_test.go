@@ -3,8 +3,8 @@ package index
 import (
 	"testing"
 
-	"github.com/tablekit/tablekit/patterns/internal/errvocab"
-	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/errvocab"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/patterns/index"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

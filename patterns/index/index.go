@@ -30,9 +30,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )

@@ -10,11 +10,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/storetest"
 )

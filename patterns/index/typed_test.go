@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

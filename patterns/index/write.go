@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

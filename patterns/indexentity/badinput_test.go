@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/memstore"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -13,7 +13,7 @@
 //     covers one partition.
 //   - SeparatePartition: index entities in a table of their own, one
 //     partition per value, covering the whole table; the entity and the
-//     intent to change its lists commit together (patterns/eventual), and
+//     intent to change its lists commit together (core/eventual), and
 //     the engine's workers change the lists.
 //   - InBlobs: one blob per value, covering the whole table, changed the
 //     same way under the blob's ETag.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/errvocab"
 	"github.com/tablekit/tablekit/internal/eventualtest"
-	"github.com/tablekit/tablekit/patterns/internal/errvocab"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 	"github.com/tablekit/tablekit/store/storetest"

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/internal/naming"
+	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/internal/naming"
-	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 

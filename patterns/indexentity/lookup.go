@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/tablekit/tablekit/patterns/internal/naming"
+	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/storetest"
 )

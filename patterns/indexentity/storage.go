@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
-	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )

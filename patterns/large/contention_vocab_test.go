@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/patterns/large"
-	"github.com/tablekit/tablekit/patterns/partition"
 )
 
 // TestContentionIsARace: a write that lost to other writers on every

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -7,9 +7,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
-	"github.com/tablekit/tablekit/patterns/internal/errvocab"
+	"github.com/tablekit/tablekit/internal/errvocab"
 	"github.com/tablekit/tablekit/patterns/onetomany"
 	"github.com/tablekit/tablekit/store"
 )

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/keys"
-	"github.com/tablekit/tablekit/patterns/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 

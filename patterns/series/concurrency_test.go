@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
-	"github.com/tablekit/tablekit/patterns/internal/wait"
+	"github.com/tablekit/tablekit/internal/wait"
 )
 
 // Many writers increment one counter at once. Every Add either succeeds

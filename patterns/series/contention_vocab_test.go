@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/patterns/series"
 )
 

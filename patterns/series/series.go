@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/keys"
-	"github.com/tablekit/tablekit/patterns/internal/wait"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/memstore"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/wide"
 	"github.com/tablekit/tablekit/store"
 )

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/keys"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )

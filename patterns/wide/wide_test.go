@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

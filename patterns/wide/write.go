@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/store"
 )
 

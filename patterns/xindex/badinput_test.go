@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/eventualtest"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 )

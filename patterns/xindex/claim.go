@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/internal/naming"
-	"github.com/tablekit/tablekit/patterns/partition"
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/internal/naming"
 	"github.com/tablekit/tablekit/store"
 )
 

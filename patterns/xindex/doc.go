@@ -16,7 +16,7 @@
 //	fresh, err := staff.FindFresh(ctx, "Sales", "email", "ann@x") // and the entity
 //
 // No transaction spans two partitions, so the copies are maintained
-// through the eventual engine (patterns/eventual): the entity write and
+// through the eventual engine (core/eventual): the entity write and
 // an outbox row holding the copy steps commit in one entity group
 // transaction of the entity's partition, and workers carry the steps out,
 // at least once each. Every copy carries the version of the entity it was

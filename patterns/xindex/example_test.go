@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/memstore"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 )

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/partition"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/storetest"

@@ -16,7 +16,7 @@ func TestNoOpenTelemetryOutsideTkotel(t *testing.T) {
 	}
 	const mod = "github.com/tablekit/tablekit/"
 	pkgs := []string{"store", "store/meter", "store/intercept", "memstore", "mapper", "store/azstore",
-		"store/azstore/azqueues", "store/azstore/azblobs", "patterns/eventual", "examples/quickstart", "examples/orders"}
+		"store/azstore/azqueues", "store/azstore/azblobs", "core/eventual", "examples/quickstart", "examples/orders"}
 	args := []string{"list", "-deps", "-f", "{{.ImportPath}}"}
 	for _, p := range pkgs {
 		args = append(args, mod+p)
