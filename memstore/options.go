@@ -11,6 +11,7 @@ type Option func(*options)
 type options struct {
 	now         func() time.Time
 	deleteDelay time.Duration
+	queueDelay  time.Duration // WithQueueDelay
 	shortPages  *rand.Rand
 	faults      FaultFunc
 	throughput  *ThroughputLimits // WithThroughput, defaults filled in
@@ -30,6 +31,21 @@ func WithClock(now func() time.Time) Option {
 // is zero.
 func WithTableDeleteDelay(d time.Duration) Option {
 	return func(o *options) { o.deleteDelay = d }
+}
+
+// WithQueueDelay makes every message put on a queue stay hidden for d
+// more than its PutOptions.VisibilityDelay (at most
+// store.MaxVisibilityTimeout in all), measured on the store's clock: a
+// message reaches its receivers d late, as it does on Azure, where a
+// worker polling its queue sees a new message a second or more after it
+// was put. Code that reads what a worker writes from a queued message
+// (the copies core/eventual's engine writes in other partitions) then
+// meets the window in which the write returned and its consequences are
+// not there yet. The default is zero: a message is visible as soon as it
+// is put. A d of zero or less turns the delay off. Update and Get keep
+// the visibility they are given.
+func WithQueueDelay(d time.Duration) Option {
+	return func(o *options) { o.queueDelay = max(d, 0) }
 }
 
 // WithShortPages makes queries return short and empty pages with

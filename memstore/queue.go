@@ -13,7 +13,8 @@ import (
 // a queueState's mu; the clock is read under a queue's lock so that the
 // times one queue hands out never go back.
 type queueService struct {
-	tick func() time.Time
+	tick  func() time.Time
+	delay time.Duration // WithQueueDelay: added to every Put's visibility delay
 
 	mu     sync.Mutex
 	queues map[string]*queueState
@@ -233,7 +234,7 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 		id:       h.s.nextID(),
 		receipt:  h.s.nextReceipt(),
 		inserted: now,
-		visible:  now.Add(delay),
+		visible:  now.Add(min(delay+h.s.delay, store.MaxVisibilityTimeout)),
 		body:     append([]byte{}, body...),
 	}
 	if ttl > 0 {

@@ -68,6 +68,7 @@ func New(opts ...Option) *Store {
 		s.model = newThroughputModel(*s.opts.throughput)
 	}
 	s.queues = newQueueService(s.tick)
+	s.queues.delay = s.opts.queueDelay
 	s.blobs = newBlobService(s.tick)
 	s.blobs.faults = s.faultFor
 	return s
