@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
-	"github.com/tablekit/tablekit/internal/wait"
 )
 
 // Many writers increment one counter at once. Every Add either succeeds
@@ -39,8 +38,7 @@ func TestConcurrentAddsLoseNoIncrement(t *testing.T) {
 						// Each writer has its own Series value, as separate
 						// processes would.
 						s := newSeries(t, tbl, "emp000123", "20261122", Layout{Slots: 24},
-							Options{Attempts: tc.attempts, Backoff: 100 * time.Microsecond, MaxBackoff: 5 * time.Millisecond,
-								Sleep: wait.Sleep})
+							Options{Attempts: tc.attempts, Backoff: backoffUpTo(100*time.Microsecond, 5*time.Millisecond)})
 						for range each {
 							_, err := s.Add(t.Context(), 14, 1)
 							switch {
@@ -100,7 +98,7 @@ func TestConcurrentWritersOfASpilledSeries(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				s := newSeries(t, tbl, "emp", "2026", Layout{Slots: 366}, Options{Attempts: 1000,
-					Backoff: 100 * time.Microsecond, MaxBackoff: 5 * time.Millisecond, Sleep: wait.Sleep})
+					Backoff: backoffUpTo(100*time.Microsecond, 5*time.Millisecond)})
 				for i := range each {
 					slot := (w*61 + i*7) % 366 // writers hit slots in both entities
 					if _, err := s.Add(t.Context(), slot, 1); err != nil {

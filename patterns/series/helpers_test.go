@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,34 +14,32 @@ import (
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
-// seeded is a concurrency-safe seeded random source.
-func seeded(seed uint64) func() uint64 {
-	var mu sync.Mutex
-	r := rand.New(rand.NewPCG(seed, seed+1))
-	return func() uint64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return r.Uint64()
+// noWait is a backoff of no pause: tests that contend on nothing need none.
+func noWait(int) time.Duration { return 0 }
+
+// backoffUpTo is a full-jitter backoff from base doubling up to max, for
+// tests whose writers contend and must spread out.
+func backoffUpTo(base, max time.Duration) func(int) time.Duration {
+	return func(n int) time.Duration {
+		d := max
+		if n-1 < 30 {
+			d = min(d, base<<(n-1))
+		}
+		return rand.N(d)
 	}
 }
 
-var seeds atomic.Uint64
-
-func noSleep(context.Context, time.Duration) error { return nil }
-
-// newSeries makes a series on a fresh table of b (or on tbl when given).
+// newSeries makes a series on tbl, with no pause between tries unless
+// opts give a Backoff.
 func newSeries(t *testing.T, tbl store.Table, pk, id string, l Layout, opts ...Options) *Series {
 	t.Helper()
-	// Each Series draws from its own seed: two writers with one seed would
-	// make the same write tokens, as no two real writers do.
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	if o.Sleep == nil {
-		o.Sleep = noSleep
+	if o.Backoff == nil {
+		o.Backoff = noWait
 	}
-	o.Random = seeded(seeds.Add(1))
 	s, err := New(tbl, pk, id, l, &o)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +89,9 @@ type faultTable struct {
 	mu     sync.Mutex
 	writes int
 	counts map[string]int
-	plan   func(write int) fault
+	// actions counts the actions of the transactions sent.
+	actions int
+	plan    func(write int) fault
 	// between runs after a write applied and before its answer is lost.
 	between func()
 }
@@ -140,6 +139,9 @@ func (f *faultTable) wrap() store.Table { return storetest.WrapTable(f.Table, f.
 func (f *faultTable) hook(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
 	op := strings.ToLower(strings.TrimPrefix(c.EntityOp(), "Table."))
 	f.count(op)
+	f.mu.Lock()
+	f.actions += len(c.Actions)
+	f.mu.Unlock()
 	switch op {
 	case "insert", "update", "transact":
 		return f.write(func() error { return do(ctx) })

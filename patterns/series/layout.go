@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
 )
@@ -15,18 +16,27 @@ const MaxSlots = 100_000
 // page reads them all.
 const MaxSegments = store.MaxPageSize
 
-// The head entity's own properties: the number of writes applied (every
-// write changes the head, which fences concurrent writers) and the tokens
-// of the last writes, which resolve a write whose answer was lost.
-const (
-	propVersion = "SeriesVersion"
-	propWrites  = "SeriesWrites"
-	// keepWrites tokens of tokenLen characters, space-separated.
-	keepWrites = 16
-	tokenLen   = 8
-	// maxWritesUnits is the longest SeriesWrites value.
-	maxWritesUnits = keepWrites*(tokenLen+1) - 1
-)
+// History is how many recent writes the head entity remembers (their
+// request ids, partition.Options.History): a write whose answer was lost
+// is resolved exactly while fewer than History other writes land on the
+// series before the head is read back.
+const History = 16
+
+// HeadPrefix names the two properties the head entity (segment 0, a
+// partition.Head) keeps for itself: HeadPrefix+"Version", the number of
+// commits on the head, and HeadPrefix+"Writers", the request ids of the
+// last History of them. A slot's property (Layout.Prefix and digits) never
+// takes either name.
+const HeadPrefix = "Series"
+
+// headReserve is what the head's own two properties take of segment 0 at
+// their longest: the version, and History request ids of the longest
+// length partition allows, comma-separated (an Edm.Binary). The planner
+// keeps this room free so the head never outgrows the entity limits.
+var headReserve = map[string]any{
+	HeadPrefix + "Version": int64(0),
+	HeadPrefix + "Writers": make([]byte, History*(partition.MaxRequestIDLen+1)-1),
+}
 
 // Layout is the shape of a series.
 type Layout struct {
@@ -65,8 +75,10 @@ func (l Layout) names() ([]string, map[string]int, error) {
 			return nil, nil, fmt.Errorf("series: Layout.Prefix %q makes slot property %q: %w", l.Prefix, n, err)
 		}
 	}
-	if _, clash := slots[propVersion]; clash {
-		return nil, nil, fmt.Errorf("series: Layout.Prefix %q clashes with the property %s", l.Prefix, propVersion)
+	for name := range headReserve {
+		if _, clash := slots[name]; clash {
+			return nil, nil, fmt.Errorf("series: Layout.Prefix %q clashes with the head's property %s", l.Prefix, name)
+		}
 	}
 	return names, slots, nil
 }

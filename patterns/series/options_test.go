@@ -19,9 +19,15 @@ func TestNilOptionsTakeTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.opts.attempts != 10 || s.opts.backoff != 10*time.Millisecond || s.opts.maxBackoff != time.Second ||
-		s.opts.maxSegments != MaxSegments || s.opts.now == nil || s.opts.sleep == nil || s.opts.random == nil {
+	if s.opts.attempts != 10 || s.opts.backoff == nil || s.opts.maxSegments != MaxSegments {
 		t.Fatalf("nil options: %+v, want the defaults", s.opts)
+	}
+	for n, ceiling := range map[int]time.Duration{1: 10 * time.Millisecond, 3: 40 * time.Millisecond, 50: time.Second} {
+		for range 100 {
+			if d := s.opts.backoff(n); d < 0 || d >= ceiling {
+				t.Fatalf("default backoff before try %d: %s, want 0 to %s", n+1, d, ceiling)
+			}
+		}
 	}
 	if _, err := s.Add(t.Context(), 3, 2); err != nil {
 		t.Fatal(err)
@@ -34,9 +40,6 @@ func TestNilOptionsTakeTheDefaults(t *testing.T) {
 		want string
 	}{
 		{Options{Attempts: -1}, "Options.Attempts -1: want 0 (the default, 10) or more"},
-		{Options{Backoff: -time.Second}, "Options.Backoff -1s: want 0"},
-		{Options{MaxBackoff: -time.Second}, "Options.MaxBackoff -1s: want 0"},
-		{Options{Backoff: 2 * time.Second}, "Options.MaxBackoff 1s is below Options.Backoff 2s"},
 		{Options{MaxSegments: -1}, "Options.MaxSegments -1: want 0 (the default) to"},
 		{Options{MaxSegments: MaxSegments + 1}, "Options.MaxSegments"},
 	} {

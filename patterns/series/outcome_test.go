@@ -4,13 +4,16 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
 )
 
 // A write whose answer is lost is settled without applying it twice: the
-// resend is conditional on the same head, and the head's list of recent
-// writes tells whether the first send landed.
+// series' head (a partition.Head) lists the request ids of its recent
+// writes, so one read of it tells whether the send landed; one that did
+// not is shut out by moving the head, and the write starts over. Past
+// History writes the outcome is unknown: the core's UnknownError.
 func TestLostAnswersAreSettled(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -26,7 +29,7 @@ func TestLostAnswersAreSettled(t *testing.T) {
 		{"merge lost before the service", 3, loseBefore, 0, 4, false},
 		{"merge lands, then 5 other writes, answer lost", 3, applyThenLose, 5, 9, false},
 		{"merge lost, another write takes its place", 3, loseBefore, 1, 5, false},
-		{"merge lands, then 20 other writes push its token out", 3, applyThenLose, 20, 24, true},
+		{"merge lands, then 20 other writes push its request id out", 3, applyThenLose, 20, 24, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
@@ -53,8 +56,9 @@ func TestLostAnswersAreSettled(t *testing.T) {
 				s := newSeries(t, ft.wrap(), "emp", "d", Layout{Slots: 24})
 				_, err := s.Add(t.Context(), 5, 1)
 				if tc.unknown {
-					if !errors.Is(err, store.ErrUnknownOutcome) {
-						t.Fatalf("Add: %v, want an unknown outcome", err)
+					var ue *partition.UnknownError
+					if !errors.Is(err, store.ErrUnknownOutcome) || !errors.As(err, &ue) {
+						t.Fatalf("Add: %v, want an unknown outcome (a *partition.UnknownError)", err)
 					}
 				} else if err != nil {
 					t.Fatalf("Add: %v", err)

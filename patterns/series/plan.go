@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -36,29 +35,38 @@ type planner struct {
 	where  map[int]int
 }
 
-// plan turns changes into the actions of one entity group transaction.
-// The head always takes part: its version goes up and the write's token
-// is recorded, so every write changes the head's ETag and two writes
-// based on the same read can never both apply. It fails, before anything
-// is sent, when a value has no room or the transaction would be refused.
-func (s *Series) plan(st *state, changes []change, token string) ([]store.Action, error) {
+// plan places changes in the series' segments and adds the writes to tx,
+// a transaction on the head (segment 0): segment 0's slots go on the head
+// row itself (Txn.SetHead, which replaces it with them when any of them
+// changes; otherwise the commit merges only the head's own two
+// properties and keeps them), the other segments are rows of the
+// transaction, conditional on the ETags read. The head takes part in every
+// write, so two writes based on the same read can never both apply. It
+// fails, before anything is sent, when a value has no room or the
+// transaction would be refused.
+func (s *Series) plan(tx *partition.Txn, st *state, changes []change) error {
 	p := &planner{s: s, st: st, drafts: map[int]*draft{}, where: maps.Clone(st.where)}
-	head := p.draft(0)
-	writes := append([]string{token}, st.writes()...)
-	head.props[propVersion] = st.version() + 1
-	head.props[propWrites] = strings.Join(writes[:min(len(writes), keepWrites)], " ")
-	head.set[propVersion], head.set[propWrites] = head.props[propVersion], head.props[propWrites]
-	head.touched = true
 	for _, c := range changes {
 		if err := p.apply(c); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	actions := p.actions()
-	if err := store.ValidateTransaction(actions); err != nil {
-		return nil, fmt.Errorf("series: write to %s refused before sending: %w", s.describe(), err)
+	for _, k := range slices.Sorted(maps.Keys(p.drafts)) {
+		d := p.drafts[k]
+		if !d.touched {
+			continue
+		}
+		var err error
+		if k == 0 {
+			err = tx.SetHead(d.props)
+		} else {
+			err = tx.Add("segment "+d.rk, d.action())
+		}
+		if err != nil {
+			return fmt.Errorf("series: write to %s refused before sending: %w", s.describe(), err)
+		}
 	}
-	return actions, nil
+	return nil
 }
 
 // draft returns the draft of segment k, starting it from the read state.
@@ -69,6 +77,11 @@ func (p *planner) draft(k int) *draft {
 	d := &draft{idx: k, set: map[string]any{}}
 	if seg := p.st.seg(k); seg != nil {
 		d.rk, d.etag, d.props = seg.rk, seg.etag, maps.Clone(seg.props)
+		if k == 0 {
+			for name := range headReserve {
+				delete(d.props, name) // the head's own: the commit writes them
+			}
+		}
 	} else {
 		d.rk, _ = segmentKey(p.s.id, k) // New checked the longest key
 		d.isNew, d.props = true, map[string]any{}
@@ -115,53 +128,62 @@ func (p *planner) apply(c change) error {
 			break // not even an empty entity holds it
 		}
 	}
-	return fmt.Errorf("%w: slot %d (property %s, %d bytes by the service's size formula) of series %s: no entity has room within the limits of %d properties and %d bytes per entity and %d entities per series",
-		ErrNoRoom, c.slot, name, valueSize(name, c.v), p.s.describe(), store.MaxCustomProperties, store.MaxEntitySize, p.s.opts.maxSegments)
+	size, wire := valueSize(name, c.v)
+	return fmt.Errorf("%w: slot %d (property %s, %d bytes by the service's size formula, about %d as JSON) of series %s: no entity has room within the limits of %d properties and %d bytes per entity (by the size formula and as JSON) and %d entities per series",
+		ErrNoRoom, c.slot, name, size, wire, p.s.describe(), store.MaxCustomProperties, store.MaxEntitySize, p.s.opts.maxSegments)
 }
 
-// fits reports whether a draft is within the service's entity limits. The
-// head keeps room for the longest list of write tokens.
+// fits reports whether a draft is within the service's entity limits,
+// 252 properties and 1 MiB by the size formula, and within 1 MiB of JSON
+// body by the store's estimate (store.EstimateWireSize), so that a
+// replace of it is never refused: Azurite refuses a replace whose body
+// passes 1 MiB, and base64 makes binary values a third larger there. The
+// head is replaced whenever one of its slots changes, any other segment
+// when a slot leaves it. Segment 0 keeps room for the head's own two
+// properties at their longest.
 func (p *planner) fits(d *draft) bool {
-	if len(d.props) > store.MaxCustomProperties {
+	n := len(d.props)
+	if d.idx == 0 {
+		for name, v := range headReserve {
+			d.props[name] = v
+		}
+		defer func() {
+			for name := range headReserve {
+				delete(d.props, name)
+			}
+		}()
+		n += len(headReserve)
+	}
+	if n > store.MaxCustomProperties {
 		return false
 	}
 	e := store.Entity{PartitionKey: p.s.pk, RowKey: d.rk, Properties: d.props}
-	size := store.EntitySize(&e)
-	if d.idx == 0 {
-		w, _ := d.props[propWrites].(string)
-		size += 2 * (maxWritesUnits - keys.UTF16Len(w))
-	}
-	return size <= store.MaxEntitySize
+	return store.EntitySize(&e) <= store.MaxEntitySize && store.EstimateWireSize(&e) <= store.MaxEntitySize
 }
 
-// actions lists the writes of the touched drafts in key order.
-func (p *planner) actions() []store.Action {
-	var out []store.Action
-	for _, k := range slices.Sorted(maps.Keys(p.drafts)) {
-		d := p.drafts[k]
-		if !d.touched {
-			continue
-		}
-		e := store.Entity{PartitionKey: p.s.pk, RowKey: d.rk}
-		switch {
-		case d.isNew:
-			e.Properties = d.props
-			out = append(out, store.Action{Kind: store.ActionInsert, Entity: e})
-		case k != 0 && len(d.props) == 0:
-			out = append(out, store.Action{Kind: store.ActionDelete, Entity: e, IfMatch: d.etag})
-		case d.removed:
-			e.Properties = d.props
-			out = append(out, store.Action{Kind: store.ActionUpdateReplace, Entity: e, IfMatch: d.etag})
-		default:
-			e.Properties = d.set
-			out = append(out, store.Action{Kind: store.ActionUpdateMerge, Entity: e, IfMatch: d.etag})
-		}
+// action is the write of a touched draft of a segment after the first:
+// an insert of a new one, a delete of one left empty, a replace of one a
+// property leaves, a merge of the properties set otherwise; conditional
+// on the ETag read (the head fences them too).
+func (d *draft) action() store.Action {
+	e := store.Entity{RowKey: d.rk}
+	switch {
+	case d.isNew:
+		e.Properties = d.props
+		return store.Action{Kind: store.ActionInsert, Entity: e}
+	case len(d.props) == 0:
+		return store.Action{Kind: store.ActionDelete, Entity: e, IfMatch: d.etag}
+	case d.removed:
+		e.Properties = d.props
+		return store.Action{Kind: store.ActionUpdateReplace, Entity: e, IfMatch: d.etag}
 	}
-	return out
+	e.Properties = d.set
+	return store.Action{Kind: store.ActionUpdateMerge, Entity: e, IfMatch: d.etag}
 }
 
-// valueSize is one property's share of an entity by the service's formula.
-func valueSize(name string, v any) int {
-	e := store.Entity{Properties: map[string]any{name: v}}
-	return store.EntitySize(&e) - store.EntitySize(&store.Entity{})
+// valueSize is one property's share of an entity by the service's
+// formula and of its JSON body by the store's estimate.
+func valueSize(name string, v any) (size, wire int) {
+	e, empty := store.Entity{Properties: map[string]any{name: v}}, store.Entity{}
+	return store.EntitySize(&e) - store.EntitySize(&empty), store.EstimateWireSize(&e) - store.EstimateWireSize(&empty)
 }

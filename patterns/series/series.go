@@ -26,54 +26,48 @@ var ErrContention = fmt.Errorf("series: too many concurrent writers: %w", partit
 var ErrNoRoom = errors.New("series: no room for the value")
 
 // Series is one data series: Layout.Slots values of one PartitionKey,
-// kept in one entity while they fit and in a few when they do not. It is
-// safe for concurrent use, and any number of Series values (in any number
-// of processes) may write the same series.
+// kept in one entity while they fit and in a few when they do not. The
+// first entity is the series' head row (a partition.Head): every write is
+// one transaction on it, so writers of the series never interleave and a
+// write whose answer was lost is resolved by one read of it. It is safe
+// for concurrent use, and any number of Series values (in any number of
+// processes) may write the same series.
 type Series struct {
 	table  store.Table
 	pk, id string
 	names  []string
 	slots  map[string]int
-	rng    keys.Range // the RowKeys of the series' segments
-	head   string     // the RowKey of segment 0
+	rng    keys.Range      // the RowKeys of the series' segments
+	head   *partition.Head // segment 0
 	opts   options
 }
 
 // Options tune a Series; a nil *Options, and every zero field, takes the
-// default written beside the field.
+// default written beside the field. The retry policy is the head's
+// (partition.Options): Attempts and Backoff are given to it, so one
+// policy paces both the tries of a write and the resolution of a lost
+// answer.
 type Options struct {
 	// Attempts bounds the tries of one write that meets a concurrent
-	// writer (default 10); then it fails with ErrContention.
+	// writer (default 10); then it fails with ErrContention. It also
+	// bounds the head's rounds of read-back that resolve a lost answer
+	// (partition.Options.ResolveAttempts) and the reads of a series that
+	// writers keep changing.
 	Attempts int
-	// Backoff and MaxBackoff set the pauses between tries: a random
-	// duration up to Backoff, doubling per try up to MaxBackoff (defaults
-	// 10 ms and 1 s; MaxBackoff at least Backoff).
-	Backoff, MaxBackoff time.Duration
+	// Backoff is the pause before try n (n >= 1) after the first, of a
+	// write and of the head's resolution (partition.Options.Backoff). The
+	// default is a random duration up to 10 ms doubled n-1 times, at most
+	// 1 s ("full jitter", which spreads contending writers best).
+	Backoff func(n int) time.Duration
 	// MaxSegments bounds the entities one series may spread over, 1 to
 	// MaxSegments (the default).
 	MaxSegments int
-	// Now is the clock the errors' elapsed times are read from (default
-	// time.Now).
-	Now func() time.Time
-	// Sleep is the pause between tries (default: a timer that returns
-	// early with ctx's error).
-	Sleep func(context.Context, time.Duration) error
-	// Random is the source of the backoff jitter and of the write tokens
-	// that settle lost answers (default math/rand/v2's Uint64, seeded at
-	// random). It must be safe for concurrent use when the Series is, and
-	// no two writers of a series may share a seed: equal tokens would make
-	// one writer take another's write for its own.
-	Random func() uint64
 }
 
 type options struct {
 	attempts    int
-	backoff     time.Duration
-	maxBackoff  time.Duration
+	backoff     func(n int) time.Duration
 	maxSegments int
-	now         func() time.Time
-	sleep       func(context.Context, time.Duration) error
-	random      func() uint64
 }
 
 // invalid is a refusal of the package's own checks: it matches
@@ -88,9 +82,9 @@ func invalid(format string, args ...any) error {
 // series' entities have the RowKeys keys.Join(id, "000"), keys.Join(id,
 // "001") and so on, so any string may be the id, and other rows may share
 // the partition. opts may be nil for the defaults. New does no I/O; it
-// fails for a partition key the service would refuse and for a bad layout
-// or option value (an error matching store.ErrInvalidInput that names the
-// field and its limit).
+// fails for a nil table, a partition key the service would refuse and for
+// a bad layout or option value (an error matching store.ErrInvalidInput
+// that names the field and its limit).
 func New(tbl store.Table, pk, id string, layout Layout, opts *Options) (*Series, error) {
 	var in Options
 	if opts != nil {
@@ -99,48 +93,28 @@ func New(tbl store.Table, pk, id string, layout Layout, opts *Options) (*Series,
 	switch {
 	case in.Attempts < 0:
 		return nil, invalid("Options.Attempts %d: want 0 (the default, 10) or more", in.Attempts)
-	case in.Backoff < 0:
-		return nil, invalid("Options.Backoff %s: want 0 (the default, 10ms) or more", in.Backoff)
-	case in.MaxBackoff < 0:
-		return nil, invalid("Options.MaxBackoff %s: want 0 (the default, 1s) or more", in.MaxBackoff)
 	case in.MaxSegments < 0 || in.MaxSegments > MaxSegments:
 		return nil, invalid("Options.MaxSegments %d: want 0 (the default) to %d", in.MaxSegments, MaxSegments)
 	}
-	o := options{attempts: 10, backoff: 10 * time.Millisecond, maxBackoff: time.Second, maxSegments: MaxSegments,
-		now: time.Now, sleep: wait.Sleep, random: rand.Uint64}
+	o := options{attempts: 10, backoff: jitter, maxSegments: MaxSegments}
 	if in.Attempts != 0 {
 		o.attempts = in.Attempts
 	}
-	if in.Backoff != 0 {
+	if in.Backoff != nil {
 		o.backoff = in.Backoff
-	}
-	if in.MaxBackoff != 0 {
-		o.maxBackoff = in.MaxBackoff
 	}
 	if in.MaxSegments != 0 {
 		o.maxSegments = in.MaxSegments
-	}
-	if in.Now != nil {
-		o.now = in.Now
-	}
-	if in.Sleep != nil {
-		o.sleep = in.Sleep
-	}
-	if in.Random != nil {
-		o.random = in.Random
-	}
-	if o.maxBackoff < o.backoff {
-		return nil, invalid("Options.MaxBackoff %s is below Options.Backoff %s: want at least Backoff", o.maxBackoff, o.backoff)
 	}
 	names, slots, err := layout.names()
 	if err != nil {
 		return nil, err
 	}
-	head, err := segmentKey(id, 0)
+	rk, err := segmentKey(id, 0)
 	if err != nil {
 		return nil, fmt.Errorf("series: id %q: %w", id, err)
 	}
-	if err := store.ValidateKeys(pk, head); err != nil {
+	if err := store.ValidateKeys(pk, rk); err != nil {
 		return nil, fmt.Errorf("series: %w", err)
 	}
 	last, _ := segmentKey(id, o.maxSegments-1)
@@ -151,7 +125,35 @@ func New(tbl store.Table, pk, id string, layout Layout, opts *Options) (*Series,
 	if err != nil {
 		return nil, fmt.Errorf("series: id %q: %w", id, err)
 	}
+	head, err := partition.NewHead(tbl, pk, rk, &partition.Options{
+		History:         History,
+		ResolveAttempts: o.attempts,
+		Backoff:         o.backoff,
+		HeadPrefix:      HeadPrefix,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("series: id %q: %w", id, err)
+	}
 	return &Series{table: tbl, pk: pk, id: id, names: names, slots: slots, rng: rng, head: head, opts: o}, nil
+}
+
+// jitter is the default backoff: full jitter over a ceiling of 10 ms
+// doubled n-1 times, at most 1 s.
+func jitter(n int) time.Duration {
+	d := time.Second
+	if n-1 < 7 {
+		d = min(d, 10*time.Millisecond<<(n-1))
+	}
+	return rand.N(d)
+}
+
+// wait pauses before try n (n >= 1) after the first, or returns the
+// context's error.
+func (s *Series) wait(ctx context.Context, n int) error {
+	if d := s.opts.backoff(n); d > 0 {
+		return wait.Sleep(ctx, d)
+	}
+	return ctx.Err()
 }
 
 // Slots returns the number of slots.
@@ -165,8 +167,10 @@ type Snapshot struct {
 	// Values holds one value per slot, in slot order; nil for a slot never
 	// written (or cleared).
 	Values []any
-	// Version counts the writes applied to the series; 0 for a series
-	// never written.
+	// Version is the version of the series' head: it counts the commits
+	// on the head (every write, and each move of the head that shut out a
+	// write whose answer was lost), so it grows with every change and
+	// never goes back; 0 for a series never written.
 	Version int64
 	// Segments is the number of entities the series is stored in.
 	Segments int
@@ -227,6 +231,7 @@ func (s *Series) Read(ctx context.Context) (Snapshot, error) {
 // landed in between, so the head is read again and the load repeated if
 // it changed.
 func (s *Series) load(ctx context.Context) (*state, error) {
+	version, _ := s.head.Properties()
 	for range s.opts.attempts {
 		st, pages, err := s.loadOnce(ctx)
 		if err != nil {
@@ -238,7 +243,7 @@ func (s *Series) load(ctx context.Context) (*state, error) {
 			}
 			return st, nil
 		}
-		h, err := s.table.Get(ctx, s.pk, s.head, &store.GetOptions{Select: []string{propVersion}})
+		h, err := s.table.Get(ctx, s.pk, s.head.RowKey(), &store.GetOptions{Select: []string{version}})
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("series: %s: %w", s.describe(), err)
 		}
@@ -252,10 +257,15 @@ func (s *Series) load(ctx context.Context) (*state, error) {
 	return nil, fmt.Errorf("%w: series %s changed during every one of %d reads", ErrContention, s.describe(), s.opts.attempts)
 }
 
-// loadOnce reads the segments, following continuation tokens.
+// loadOnce reads the segments, following continuation tokens, and decodes
+// the head's state from segment 0.
 func (s *Series) loadOnce(ctx context.Context) (*state, int, error) {
 	q := store.Query{Filter: filter.PK.Eq(s.pk).And(filter.RK.Ge(s.rng.Lower), filter.RK.Lt(s.rng.Upper)).String()}
 	st := &state{where: map[int]int{}}
+	var err error
+	if st.fence, err = s.head.FenceOf(nil); err != nil {
+		return nil, 0, err
+	}
 	pages := 0
 	for {
 		page, err := s.table.Query(ctx, q)
@@ -263,10 +273,16 @@ func (s *Series) loadOnce(ctx context.Context) (*state, int, error) {
 			return nil, 0, fmt.Errorf("series: read %s: %w", s.describe(), err)
 		}
 		pages++
-		for _, e := range page.Entities {
+		for i := range page.Entities {
+			e := &page.Entities[i]
 			k, err := segmentIndex(s.id, e.RowKey)
 			if err != nil {
 				return nil, 0, err
+			}
+			if k == 0 {
+				if st.fence, err = s.head.FenceOf(e); err != nil {
+					return nil, 0, fmt.Errorf("series: %s: %w", s.describe(), err)
+				}
 			}
 			st.add(&segment{idx: k, rk: e.RowKey, etag: e.ETag, props: e.Properties}, s.slots)
 		}

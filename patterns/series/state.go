@@ -2,8 +2,8 @@ package series
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -15,8 +15,10 @@ type segment struct {
 	props map[string]any
 }
 
-// state is a series as read: its segments in order and where each slot is.
+// state is a series as read: its segments in order, where each slot is,
+// and the state of its head (segment 0) that the next write commits on.
 type state struct {
+	fence partition.Fence
 	segs  []*segment  // in index order
 	where map[int]int // slot -> segment index
 	dup   []int       // slots found in two segments
@@ -66,24 +68,6 @@ func (st *state) seg(k int) *segment {
 	return nil
 }
 
-// version and writes read the head's own properties.
-func (st *state) version() int64 {
-	if h := st.head(); h != nil {
-		v, _ := h.props[propVersion].(int64)
-		return v
-	}
-	return 0
-}
-
-func (st *state) writes() []string {
-	if h := st.head(); h != nil {
-		if w, _ := h.props[propWrites].(string); w != "" {
-			return strings.Fields(w)
-		}
-	}
-	return nil
-}
-
 // value returns the value of slot i.
 func (st *state) value(i int, names []string) any {
 	k, ok := st.where[i]
@@ -95,7 +79,7 @@ func (st *state) value(i int, names []string) any {
 
 // snapshot assembles the values in slot order.
 func (st *state) snapshot(names []string) Snapshot {
-	sn := Snapshot{Values: make([]any, len(names)), Version: st.version(), Segments: len(st.segs)}
+	sn := Snapshot{Values: make([]any, len(names)), Version: st.fence.Version, Segments: len(st.segs)}
 	for i := range st.where {
 		sn.Values[i] = st.value(i, names)
 	}
