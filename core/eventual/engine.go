@@ -89,6 +89,8 @@ type Engine struct {
 
 	mu       sync.RWMutex
 	handlers map[StepKind]*StepHandler // kinds of step of their own (Handle)
+
+	fences fences // the fence of each partition after our last commit
 }
 
 // New returns an engine over st whose operations travel on the queue
@@ -251,7 +253,7 @@ func (e *Engine) Submit(ctx context.Context, op Operation) error {
 	if err := e.usable(ctx); err != nil {
 		return err
 	}
-	body, err := e.encodeOp(op)
+	body, err := e.encodeOp(ctx, op)
 	if err != nil {
 		return err
 	}
@@ -429,7 +431,7 @@ func (tx *Tx) Then(ctx context.Context, rk string, steps ...Step) error {
 	}
 	op := Operation{Source: &Ref{Table: tx.table, PartitionKey: tx.pk, RowKey: rk}, Version: tx.Version(),
 		SourceDeleted: tx.deleted[rk], Steps: steps}
-	body, err := tx.e.encodeOp(op)
+	body, err := tx.e.encodeOp(ctx, op)
 	if err != nil {
 		return err
 	}
@@ -467,10 +469,18 @@ func (tx *Tx) checkSources() error {
 }
 
 // Write runs fn to build a transaction on partition pk of table, commits
-// it (the rows, the fence and an outbox row per operation), then queues
-// the operations' messages. fn runs again on a fresh transaction when
-// another writer committed to the partition first (up to 8 times), so it
-// must read what it needs inside, from its arguments' state only.
+// it (the rows, the fence and an outbox row per operation) in one
+// request, then queues the operations' messages. fn runs again on a
+// fresh transaction when another writer committed to the partition first
+// (up to 8 times), so it must read what it needs inside, from its
+// arguments' state only.
+//
+// The Engine remembers the fence each of its commits left, and its next
+// write to that partition begins from it rather than reading it. When
+// another writer moved the fence since, the commit is refused on the
+// fence with nothing applied, and the write reads the fence and tries
+// again at once: a remembered fence saves a round trip and never makes a
+// wrong write, since the commit is conditional on the fence's ETag.
 //
 // A crash (or a failure to queue) after the commit loses nothing: the
 // outbox rows stay until a worker has run their operations, and Sweep
@@ -487,14 +497,21 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 		return nil, err
 	}
 	var last error
+	cached := false // the last try began from a remembered fence
 	for try := 0; try < e.o.WriteAttempts; try++ {
-		if try > 0 {
+		if try > 0 && !cached {
 			pause := time.Duration(rand.Int64N(int64(min(5*time.Millisecond<<min(try-1, 7), 500*time.Millisecond))))
 			if err := e.o.Sleep(ctx, pause); err != nil {
 				return nil, err
 			}
 		}
-		t, err := p.Begin(ctx)
+		var t *partition.Txn
+		f, ok := e.fences.get(table, pk)
+		if cached = ok && !cached; cached {
+			t, err = p.BeginAt(f)
+		} else {
+			t, err = p.Begin(ctx)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -508,6 +525,9 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 			return nil, err
 		}
 		res, err := t.Commit(ctx)
+		if err != nil {
+			e.fences.forget(table, pk)
+		}
 		if errors.Is(err, partition.ErrConflict) {
 			e.dropBlobs(ctx, tx.blobs)
 			last = err
@@ -519,6 +539,7 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 			}
 			return nil, err
 		}
+		e.fences.put(table, pk, res.Fence)
 		for _, id := range res.Outbox {
 			// Best effort: Sweep finds the row if this fails or never runs.
 			_ = e.enqueue(ctx, envelope{Outbox: &outboxRef{Table: table, PK: pk, ID: id}})
