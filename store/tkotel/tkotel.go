@@ -101,6 +101,8 @@ type Instrumentation struct {
 	queues sync.Map // name -> *queueState
 	// ops keeps what the requests of an operation on a resource share.
 	ops sync.Map // opKey -> *opInfo
+	// layers keeps what the operations of a layer above share on a table.
+	layers sync.Map // opKey -> *layerInfo
 }
 
 // New returns an Instrumentation that sends spans and metrics to the
@@ -178,21 +180,43 @@ func (in *Instrumentation) Table(t store.Table) store.Table {
 	return intercept.ObserveTable(t, in.Hook, in)
 }
 
-// tries counts the tries of one call, as the backend reports them.
-type tries struct {
-	n, throttled, noAnswer atomic.Int64
-	status                 atomic.Int64
+// call is what Hook keeps of one call, in one allocation: the tries the
+// backend reports (call is the call's store.TryObserver), room for the
+// span's closing attributes, and the context the call runs in, which marks
+// it as one of in's requests (see inRequest).
+type call struct {
+	context.Context
+	in                             *Instrumentation
+	n, throttled, noAnswer, status atomic.Int64
+	attrs                          [7]attribute.KeyValue
 }
 
-func (t *tries) ObserveTry(tr store.Try) {
-	t.n.Add(1)
-	t.status.Store(int64(tr.Status))
+// callKey is the context key under which a call answers itself.
+type callKey struct{}
+
+func (c *call) Value(key any) any {
+	if key == (callKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+func (c *call) ObserveTry(tr store.Try) {
+	c.n.Add(1)
+	c.status.Store(int64(tr.Status))
 	switch tr.Status {
 	case 503:
-		t.throttled.Add(1)
+		c.throttled.Add(1)
 	case 0:
-		t.noAnswer.Add(1)
+		c.noAnswer.Add(1)
 	}
+}
+
+// inRequest reports whether ctx is the context of one of in's requests
+// (Hook), or of an operation started inside one.
+func (in *Instrumentation) inRequest(ctx context.Context) bool {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c != nil && c.in == in
 }
 
 // Hook is in's intercept.Hook: a client span around the call, the
@@ -203,70 +227,80 @@ func (in *Instrumentation) Hook(ctx context.Context, c intercept.Call, do func(c
 	info := in.opInfo(c.EntityOp(), c.Name)
 	start := time.Now()
 	ctx, span := in.tracer.Start(ctx, info.spanName, info.startOpts...)
-	t := &tries{}
-	err := do(store.WithTryObserver(store.WithObserver(ctx, in), t))
+	cl := &call{Context: ctx, in: in}
+	err := do(store.WithTryObserver(store.WithObserver(cl, in), cl))
 	elapsed := time.Since(start)
 
-	if t.n.Load() == 0 {
+	if cl.n.Load() == 0 {
 		// The backend reported no try: one, unless nothing was sent.
 		if s, sent := store.TryStatus(err); sent {
-			t.ObserveTry(store.Try{Status: s})
+			cl.ObserveTry(store.Try{Status: s})
 		}
 	}
-	n, throttled, lost := t.n.Load(), t.throttled.Load(), t.noAnswer.Load()
-	status := int(t.status.Load())
+	n, throttled, lost := cl.n.Load(), cl.throttled.Load(), cl.noAnswer.Load()
 	outcome := Outcome(err)
 	retries := max(n-1, 0)
-	attrs := make([]attribute.KeyValue, 0, 7)
-	attrs = append(attrs, AttrOutcome.String(outcome), AttrRequests.Int64(n), AttrRetries.Int64(retries), AttrThrottled.Int64(throttled))
-	if status != 0 {
-		attrs = append(attrs, AttrStatus.Int(status))
+	var code string
+	if err != nil {
+		code = errorType(err)
 	}
-	if c.Op == "Table.Transact" {
-		attrs = append(attrs, AttrBatchSize.Int(len(c.Actions)))
+	if span.IsRecording() {
+		attrs := append(cl.attrs[:0], AttrOutcome.String(outcome), AttrRequests.Int64(n), AttrRetries.Int64(retries), AttrThrottled.Int64(throttled))
+		if status := cl.status.Load(); status != 0 {
+			attrs = append(attrs, AttrStatus.Int64(status))
+		}
+		if c.Op == "Table.Transact" {
+			attrs = append(attrs, AttrBatchSize.Int(len(c.Actions)))
+		}
+		if err != nil {
+			attrs = append(attrs, AttrErrorType.String(code))
+			// The error's code only: a message may quote keys or values.
+			span.SetStatus(codes.Error, code)
+		}
+		span.SetAttributes(attrs...)
 	}
-	var durationAttrs metric.MeasurementOption
-	if err == nil {
-		durationAttrs = info.done
-	} else {
-		code := errorType(err)
-		attrs = append(attrs, AttrErrorType.String(code))
-		// The error's code only: a message may quote keys or values.
-		span.SetStatus(codes.Error, code)
-		durationAttrs = metric.WithAttributeSet(attribute.NewSet(append(info.attrs[:len(info.attrs):len(info.attrs)],
-			AttrOutcome.String(outcome), AttrErrorType.String(code))...))
-	}
-	span.SetAttributes(attrs...)
 	span.End()
 
-	in.duration.Record(ctx, elapsed.Seconds(), durationAttrs)
+	durationAttrs := info.done
+	if err != nil {
+		durationAttrs = info.failed(outcome, code)
+	}
+	in.duration.Record(ctx, elapsed.Seconds(), durationAttrs...)
 	if retries > 0 {
-		in.retries.Add(ctx, retries, info.short)
+		in.retries.Add(ctx, retries, info.short...)
 	}
 	if throttled > 0 {
-		in.throttles.Add(ctx, throttled, info.short)
+		in.throttles.Add(ctx, throttled, info.short...)
 	}
 	if outcome == OutcomeUnknown {
-		in.unknown.Add(ctx, 1, info.short)
+		in.unknown.Add(ctx, 1, info.short...)
 	}
 	if billed := n - throttled - lost; billed > 0 {
-		in.billed.Add(ctx, billed, info.short)
+		in.billed.Add(ctx, billed, info.short...)
 	}
 	return err
 }
 
-// opKey names the requests of one operation on one resource.
+// opKey names the requests of one operation on one resource, or the
+// operations of a layer above on one table.
 type opKey struct{ op, name string }
 
 // opInfo is what every request of an operation on a resource shares: the
 // span's name and start options, and the metrics' attribute sets, made
-// once.
+// once. The options are slices, so that recording a measurement builds
+// none.
 type opInfo struct {
-	spanName    string
-	attrs       []attribute.KeyValue // system, operation, collection
-	startOpts   []trace.SpanStartOption
-	short, done metric.MeasurementOption
+	spanName  string
+	attrs     []attribute.KeyValue // system, operation, collection
+	startOpts []trace.SpanStartOption
+	short     []metric.AddOption    // system, operation, collection
+	done      []metric.RecordOption // the same and the outcome done
+	// errs holds the duration's options of a failed call by its outcome
+	// and error type.
+	errs sync.Map // errKey -> []metric.RecordOption
 }
+
+type errKey struct{ outcome, code string }
 
 func (in *Instrumentation) opInfo(op, name string) *opInfo {
 	k := opKey{op, name}
@@ -280,10 +314,27 @@ func (in *Instrumentation) opInfo(op, name string) *opInfo {
 		info.attrs = append(info.attrs, AttrCollection.String(name))
 	}
 	info.startOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(info.attrs...)}
-	info.short = metric.WithAttributeSet(attribute.NewSet(info.attrs...))
-	info.done = metric.WithAttributeSet(attribute.NewSet(append(info.attrs[:len(info.attrs):len(info.attrs)], AttrOutcome.String(OutcomeDone))...))
+	info.short = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(info.attrs...))}
+	info.done = []metric.RecordOption{info.with(AttrOutcome.String(OutcomeDone))}
 	v, _ := in.ops.LoadOrStore(k, info)
 	return v.(*opInfo)
+}
+
+// with is the attribute set of info's requests with more attributes.
+func (info *opInfo) with(more ...attribute.KeyValue) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(append(info.attrs[:len(info.attrs):len(info.attrs)], more...)...))
+}
+
+// failed returns the duration's options of a call that failed with the
+// outcome and error type given.
+func (info *opInfo) failed(outcome, code string) []metric.RecordOption {
+	k := errKey{outcome, code}
+	if v, ok := info.errs.Load(k); ok {
+		return v.([]metric.RecordOption)
+	}
+	opts := []metric.RecordOption{info.with(AttrOutcome.String(outcome), AttrErrorType.String(code))}
+	v, _ := info.errs.LoadOrStore(k, opts)
+	return v.([]metric.RecordOption)
 }
 
 // errorType is the error's store code, or "_OTHER".
@@ -298,44 +349,73 @@ func errorType(err error) string {
 	return "_OTHER"
 }
 
+// layerInfo is what the operations of a layer above share on one table:
+// the span's start options and the bulk metrics' attribute set.
+type layerInfo struct {
+	startOpts []trace.SpanStartOption
+	bulk      []metric.AddOption
+	bulkRate  []metric.RecordOption
+}
+
+func (in *Instrumentation) layerInfo(name, table string) *layerInfo {
+	k := opKey{name, table}
+	if v, ok := in.layers.Load(k); ok {
+		return v.(*layerInfo)
+	}
+	attrs := []attribute.KeyValue{AttrSystem.String(SystemName)}
+	if table != "" {
+		attrs = append(attrs, AttrCollection.String(table))
+	}
+	// The options have room for one more: a batch's size.
+	info := &layerInfo{startOpts: make([]trace.SpanStartOption, 2, 3)}
+	info.startOpts[0] = trace.WithSpanKind(trace.SpanKindInternal)
+	info.startOpts[1] = trace.WithAttributes(attrs...)
+	set := metric.WithAttributeSet(attribute.NewSet(AttrSystem.String(SystemName), AttrCollection.String(table)))
+	info.bulk = []metric.AddOption{set}
+	info.bulkRate = []metric.RecordOption{set}
+	v, _ := in.layers.LoadOrStore(k, info)
+	return v.(*layerInfo)
+}
+
 // Start implements store.Observer: an internal span for an operation of
 // a layer above the store, the parent of the requests it makes.
 func (in *Instrumentation) Start(ctx context.Context, op store.Operation) (context.Context, store.Finisher) {
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, AttrSystem.String(SystemName))
-	if op.Table != "" {
-		attrs = append(attrs, AttrCollection.String(op.Table))
-	}
+	info := in.layerInfo(op.Name, op.Table)
+	opts := info.startOpts
 	if op.Batch > 0 {
-		attrs = append(attrs, AttrBatchSize.Int(op.Batch))
+		opts = append(opts[:len(opts):len(opts)], trace.WithAttributes(AttrBatchSize.Int(op.Batch)))
 	}
-	ctx, span := in.tracer.Start(ctx, op.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	return ctx, &finisher{in: in, ctx: ctx, span: span, op: op, start: time.Now()}
+	start := time.Now()
+	ctx, span := in.tracer.Start(ctx, op.Name, opts...)
+	return ctx, &finisher{in: in, info: info, ctx: ctx, span: span, bulk: op.Name == "store.Bulk", start: start}
 }
 
 type finisher struct {
 	in    *Instrumentation
+	info  *layerInfo
 	ctx   context.Context
 	span  trace.Span
-	op    store.Operation
+	bulk  bool
 	start time.Time
+	attrs [2]attribute.KeyValue
 }
 
 func (f *finisher) Finish(err error, rows int) {
-	outcome := Outcome(err)
-	f.span.SetAttributes(AttrOutcome.String(outcome))
-	if rows > 0 {
-		f.span.SetAttributes(AttrRows.Int(rows))
-	}
-	if err != nil {
-		f.span.SetStatus(codes.Error, errorType(err))
+	if f.span.IsRecording() {
+		attrs := append(f.attrs[:0], AttrOutcome.String(Outcome(err)))
+		if rows > 0 {
+			attrs = append(attrs, AttrRows.Int(rows))
+		}
+		f.span.SetAttributes(attrs...)
+		if err != nil {
+			f.span.SetStatus(codes.Error, errorType(err))
+		}
 	}
 	f.span.End()
-	if f.op.Name == "store.Bulk" && rows > 0 {
-		set := metric.WithAttributeSet(attribute.NewSet(AttrSystem.String(SystemName), AttrCollection.String(f.op.Table)))
-		f.in.bulkRows.Add(f.ctx, int64(rows), set)
+	if f.bulk && rows > 0 {
+		f.in.bulkRows.Add(f.ctx, int64(rows), f.info.bulk...)
 		if s := time.Since(f.start).Seconds(); s > 0 {
-			f.in.bulkRate.Record(f.ctx, float64(rows)/s, set)
+			f.in.bulkRate.Record(f.ctx, float64(rows)/s, f.info.bulkRate...)
 		}
 	}
 }
