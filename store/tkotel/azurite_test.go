@@ -2,6 +2,7 @@ package tkotel_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -181,6 +182,17 @@ func TestSpansMetricsAndMeterAzurite(t *testing.T) {
 		parents[p.Name()]++
 	}
 	t.Logf("HTTP spans under: %v; their parents: %v", parents, direct)
+	// in.AzureProvider makes no span for the SDK's call inside a request:
+	// tablekit's request span stands for it, and each HTTP span's parent
+	// is one of tablekit's spans.
+	for _, s := range spans {
+		if p, ok := byID[s.Parent().SpanID()]; ok && strings.HasPrefix(s.Name(), "HTTP ") && p.InstrumentationScope().Name != tkotel.ScopeName {
+			t.Errorf("HTTP span %s's parent is %s of %s", s.Name(), p.Name(), p.InstrumentationScope().Name)
+		}
+		if strings.HasPrefix(s.Name(), "Client.") {
+			t.Errorf("an SDK call's span %s inside a tablekit request", s.Name())
+		}
+	}
 	if httpSpans != requests {
 		t.Errorf("%d azcore HTTP spans, the transport counted %d requests", httpSpans, requests)
 	}
@@ -227,4 +239,65 @@ func accountKey(conn string) string {
 		}
 	}
 	return ""
+}
+
+// The SDK call's span is left out only where tablekit's request span
+// stands for it: tkotel.AzureProvider keeps it under tablekit's span, and
+// in.AzureProvider keeps it for a call made outside in's requests.
+func TestAzureProviderSDKCallSpans(t *testing.T) {
+	conn := azuritetest.Conn(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("otelsdk%d", time.Now().UnixNano()%1e12)
+	for _, c := range []struct {
+		name    string
+		wrapped bool
+		free    bool // tkotel.AzureProvider rather than in.AzureProvider
+		parent  string
+	}{
+		{"free function, wrapped", true, true, "Table.Get " + name},
+		{"method, not wrapped", false, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := newKit(t)
+			p := k.in.AzureProvider()
+			if c.free {
+				p = tkotel.AzureProvider(k.tp)
+			}
+			az, err := azstore.NewFromConnectionString(conn, &azstore.Options{TracingProvider: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := store.Store(az)
+			if c.wrapped {
+				st = k.in.Store(az)
+			}
+			if _, err := st.Table(name).Get(ctx, "p", "r", nil); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("get from a missing table: %v", err)
+			}
+			spans := k.spans.Ended()
+			byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+			for _, s := range spans {
+				byID[s.SpanContext().SpanID()] = s
+			}
+			calls := spansNamed(spans, "Client.GetEntity")
+			if len(calls) != 1 {
+				t.Fatalf("%d Client.GetEntity spans, want 1", len(calls))
+			}
+			parent := ""
+			if p, ok := byID[calls[0].Parent().SpanID()]; ok {
+				parent = p.Name()
+			}
+			if parent != c.parent {
+				t.Errorf("Client.GetEntity's parent is %q, want %q", parent, c.parent)
+			}
+			// Each HTTP span is a child of an SDK call's span (the get's,
+			// or the pager's of the table lookup that follows a 404).
+			sdk := calls[0].InstrumentationScope().Name
+			for _, s := range spans {
+				if p, ok := byID[s.Parent().SpanID()]; strings.HasPrefix(s.Name(), "HTTP ") && (!ok || p.InstrumentationScope().Name != sdk) {
+					t.Errorf("HTTP span %s is not a child of an SDK call's span", s.Name())
+				}
+			}
+		})
+	}
 }
