@@ -130,6 +130,7 @@ type txWrite struct {
 	labels map[string][2]string // row label -> index, value
 	claims []heldClaim
 	prev   string // the entity in flight an arrival comes from
+	read   bool   // an insert reads the entity before planning
 }
 
 // write plans and commits one write of entity (pk, id): props is the new
@@ -149,6 +150,17 @@ func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props 
 		w.labels = map[string][2]string{}
 		return m.plan(ctx, tx, &w, token, k, pk, id, ek, props, mode, ifMatch)
 	})
+	if k == wInsert && entityTaken(err) {
+		// The blind insert met a row at the entity's key: plan again
+		// from what is there (a duplicate, an entity moving, a stale
+		// reservation an insert may take).
+		m.release(ctx, w.claims)
+		w = txWrite{read: true}
+		res, err = m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
+			w.labels = map[string][2]string{}
+			return m.plan(ctx, tx, &w, token, k, pk, id, ek, props, mode, ifMatch)
+		})
+	}
 	if err != nil {
 		if !errors.Is(err, store.ErrUnknownOutcome) {
 			m.release(ctx, w.claims)
@@ -166,10 +178,19 @@ func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props 
 // elsewhere (claiming new globally unique values before).
 func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token string, k writeKind, pk, id, ek string,
 	props map[string]any, mode store.UpdateMode, ifMatch store.ETag) error {
-	cur, err := m.st.Table(m.table).Get(ctx, pk, ek, nil)
-	found := err == nil
-	if err != nil && !store.EntityNotFound(err) {
-		return err
+	// An insert does not read the entity first: its transaction inserts
+	// the row, which the service refuses if it exists (and write then
+	// reads it, to tell a duplicate from an entity moving or a stale
+	// reservation).
+	var cur store.Entity
+	var err error
+	found := false
+	if k != wInsert || w.read {
+		cur, err = m.st.Table(m.table).Get(ctx, pk, ek, nil)
+		found = err == nil
+		if err != nil && !store.EntityNotFound(err) {
+			return err
+		}
 	}
 	row := partition.Row{Label: "entity", Index: 0, RowKey: ek}
 	var over store.ETag // a stale reservation the entity is written over
@@ -395,4 +416,11 @@ func idOf(rk string) string {
 		return ""
 	}
 	return parts[1]
+}
+
+// entityTaken reports whether err is a commit refused because a row
+// exists at the entity's own key.
+func entityTaken(err error) bool {
+	var d *partition.DuplicateError
+	return errors.As(err, &d) && d.Row.Label == "entity"
 }
