@@ -423,6 +423,7 @@ func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string
 		}
 		cur, err := m.st.Table(m.table).Get(ctx, pk, ek, nil)
 		ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: maps.Clone(props)}
+		m.stampSum(ent.Properties)
 		switch {
 		case store.EntityNotFound(err):
 			err = tx.Insert("entity", ent)

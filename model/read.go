@@ -49,6 +49,9 @@ func (m *Model[T]) get(ctx context.Context, pk, id string) (*T, store.Entity, er
 			return nil, row, err
 		}
 	}
+	if err := m.intact(&row); err != nil {
+		return nil, row, err
+	}
 	v, err := decodeProps[T](pk, id, own(row.Properties), row.ETag)
 	return v, row, err
 }
@@ -78,8 +81,10 @@ func (m *Model[T]) index(name string, global bool) (*Feature[T], error) {
 }
 
 // FindIn returns the entity of partition pk holding value in unique
-// index name of the partition: one point read of its copy, written in the
-// entity's own transaction, so never behind.
+// index name of the partition, as stored now with its ETag: a point read
+// of its copy (written in the entity's own transaction, so never behind),
+// then of the entity it names. A copy whose entity was deleted or changed
+// without the model is a *BypassError (ErrBypassed).
 func (m *Model[T]) FindIn(ctx context.Context, pk, name, value string) (*T, error) {
 	f, err := m.index(name, false)
 	if err != nil {
@@ -99,12 +104,16 @@ func (m *Model[T]) FindIn(ctx context.Context, pk, name, value string) (*T, erro
 	if err != nil {
 		return nil, err
 	}
-	id, _ := row.Properties[IDProperty].(string)
-	return decodeProps[T](pk, id, own(row.Properties), "")
+	v, ok, err := m.throughCopy(ctx, pk, f, row)
+	if err == nil && !ok {
+		err = notFound("no entity of partition %q holds %s %q", pk, name, value)
+	}
+	return v, err
 }
 
 // FindAllIn returns the entities of partition pk holding value in index
-// name of the partition, by id: one range query of its copies.
+// name of the partition, by id, as stored now: one range query of its
+// copies, then a point read of each entity (a *BypassError as FindIn).
 func (m *Model[T]) FindAllIn(ctx context.Context, pk, name, value string) ([]*T, error) {
 	f, err := m.index(name, false)
 	if err != nil {
@@ -133,12 +142,13 @@ func (m *Model[T]) FindAllIn(ctx context.Context, pk, name, value string) ([]*T,
 		if err != nil {
 			return nil, err
 		}
-		id, _ := row.Properties[IDProperty].(string)
-		v, err := decodeProps[T](pk, id, own(row.Properties), "")
+		v, ok, err := m.throughCopy(ctx, pk, f, row)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		if ok {
+			out = append(out, v)
+		}
 	}
 	return out, nil
 }
@@ -278,6 +288,9 @@ func (m *Model[T]) holder(f *Feature[T], o eventual.Ref, row *store.Entity, a at
 		return nil, false, nil
 	}
 	id := idOf(o.RowKey)
+	if err := m.intact(row); err != nil {
+		return nil, false, err
+	}
 	v, err := decodeProps[T](o.PartitionKey, id, own(row.Properties), row.ETag)
 	if err != nil {
 		return nil, false, err
@@ -293,7 +306,8 @@ func (m *Model[T]) holder(f *Feature[T], o eventual.Ref, row *store.Entity, a at
 // Entry is one row of an entity's change log.
 type Entry[T any] struct {
 	// Op is "insert", "update", "delete" or "move" (the arrival of a
-	// moved entity; the entries after it are its history before the move).
+	// moved entity; the entries after it are its history before the move),
+	// or "repair" (Repair wrote the entity again, its state unchanged).
 	Op string
 	// Version is the partition version of the write.
 	Version int64

@@ -223,6 +223,13 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 		return &partition.ChangedError{Table: m.table, Partition: pk, Row: row,
 			Err: clientErr(store.CodeUpdateConditionNotSatisfied, 412, "model: entity %q changed since it was read", id)}
 	}
+	if found {
+		// A row written without the model: its copies may hold values
+		// it no longer shows, so nothing is planned over it (Repair).
+		if err := m.intact(&cur); err != nil {
+			return err
+		}
+	}
 	var old, now *T
 	var oldProps, newProps map[string]any
 	if found {
@@ -243,7 +250,10 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 	}
 	// The entity: replaced over the ETag read (under the fence), so a
 	// row changed without the model since is reported, never overwritten.
-	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: newProps}
+	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: maps.Clone(newProps)}
+	if ent.Properties != nil {
+		m.stampSum(ent.Properties)
+	}
 	switch {
 	case k == wDelete:
 		err = tx.Delete("entity", ek, cur.ETag)
