@@ -2,68 +2,90 @@ package model
 
 import (
 	"context"
-	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/runner"
 )
 
-// RunOptions tune Run; nil takes the defaults.
+// RunOptions tune NewRunner and Run; nil takes the defaults.
 type RunOptions struct {
-	// SweepEvery is the pause between sweeps of the tables (default 1
-	// minute).
+	// SweepEvery is the pause between sweeps of each table's outbox
+	// (default 1 minute).
 	SweepEvery time.Duration
-	// Logger receives the errors of the worker and the sweeps (default
-	// slog.Default()).
+	// MeasureEvery is the pause between readings of the backlog that
+	// Runner.Health reports (default 1 minute).
+	MeasureEvery time.Duration
+	// Logger receives every error of the worker, the sweeps, the measure
+	// and Jobs (default slog.Default()).
 	Logger *slog.Logger
+	// OnError, when set, is called with every such error too, with the
+	// job's name.
+	OnError func(job string, err error)
+	// Jobs are more jobs for the same runner: the program's own, or the
+	// patterns' (xindex.ReapJob, large.SweepJob).
+	Jobs []runner.Job
 }
 
-// Run carries out the models' writes elsewhere until ctx ends: it runs
-// eng's worker (Engine.Work) and sweeps the given tables (the entity
-// tables of the models defined on eng, whose outboxes the sweep reads)
-// every SweepEvery, reporting errors through the logger and going on. It
-// returns ctx's error once both stopped, or at once the worker's error
-// when the engine's queue does not exist (Engine.Setup creates it).
-// Define every model that writes through eng before Run.
-func Run(ctx context.Context, eng *eventual.Engine, tables []string, opts *RunOptions) error {
-	if ctx == nil {
-		return refuse("the context is nil")
-	}
+// NewRunner returns the runner (core/runner) of the background work of
+// the models defined on eng: the engine's worker, a sweep of each table's
+// outbox every SweepEvery, a measure of the backlog every MeasureEvery
+// (eventual.Engine.Jobs names them), and opts.Jobs. tables are the entity
+// tables of the models whose outboxes to sweep; nil takes the table of
+// every model defined on eng so far (in name order). Define every model
+// that writes through eng before: the worker runs their steps. Its Run
+// works until ctx ends, and stops at once with the worker's error when
+// the engine's queue does not exist (Engine.Setup creates it); its Health
+// is what a program exposes.
+func NewRunner(eng *eventual.Engine, tables []string, opts *RunOptions) (*runner.Runner, error) {
 	if eng == nil {
-		return refuse("the engine is nil")
+		return nil, refuse("the engine is nil")
 	}
 	var o RunOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.SweepEvery < 0 {
-		return refuse("RunOptions.SweepEvery %s is negative", o.SweepEvery)
+		return nil, refuse("RunOptions.SweepEvery %s is negative", o.SweepEvery)
 	}
-	if o.SweepEvery == 0 {
-		o.SweepEvery = time.Minute
+	if o.MeasureEvery < 0 {
+		return nil, refuse("RunOptions.MeasureEvery %s is negative", o.MeasureEvery)
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
+	if tables == nil {
+		tables = modelTables(eng)
 	}
-	work := make(chan error, 1)
-	go func() { work <- eng.Work(ctx) }()
-	tick := time.NewTicker(o.SweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-work:
-			if ctx.Err() == nil {
-				o.Logger.Error("model: worker stopped", "err", err)
-				return err
-			}
-			return ctx.Err()
-		case <-tick.C:
-			for _, t := range tables {
-				if _, err := eng.Sweep(ctx, t); err != nil && !errors.Is(err, context.Canceled) {
-					o.Logger.Error("model: sweep", "table", t, "err", err)
-				}
-			}
+	jobs, err := eng.Jobs(tables, &eventual.JobOptions{SweepEvery: o.SweepEvery, MeasureEvery: o.MeasureEvery})
+	if err != nil {
+		return nil, err
+	}
+	return runner.New(&runner.Options{Logger: o.Logger, OnError: o.OnError}, append(jobs, o.Jobs...)...)
+}
+
+// modelTables lists the tables of the models defined on eng.
+func modelTables(eng *eventual.Engine) []string {
+	var out []string
+	registry.Range(func(k, _ any) bool {
+		if rk, ok := k.(regKey); ok && rk.eng == eng {
+			out = append(out, rk.table)
 		}
+		return true
+	})
+	slices.Sort(out)
+	return out
+}
+
+// Run runs NewRunner's runner until ctx ends, and returns ctx's error, or
+// at once the worker's error when the engine's queue does not exist, or
+// NewRunner's refusal of bad input.
+func Run(ctx context.Context, eng *eventual.Engine, tables []string, opts *RunOptions) error {
+	if ctx == nil {
+		return refuse("the context is nil")
 	}
+	r, err := NewRunner(eng, tables, opts)
+	if err != nil {
+		return err
+	}
+	return r.Run(ctx)
 }
