@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/core/runner"
 	"github.com/tablekit/tablekit/examples/internal/backend"
 	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/store"
@@ -47,12 +48,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	s, err := Open(ctx, st, *prefix)
+	s, err := Open(ctx, st, *prefix, nil) // errors of the background work go to slog
 	if err != nil {
 		log.Fatal(err)
 	}
 	go func() {
-		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
+		if err := s.Runner.Run(ctx); err != nil && ctx.Err() == nil {
 			log.Fatal(err)
 		}
 	}()
@@ -184,7 +185,24 @@ func Handler(s *Storage) http.Handler {
 		d, err := s.Department(r.Context(), r.PathValue("id"))
 		reply(w, http.StatusOK, d, err)
 	})
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		h := s.Runner.Health() // no I/O: the runner's last readings
+		out := health{Backlog: h.Backlog(), Failing: append([]string{}, h.Failing()...), Jobs: h.Jobs}
+		status := http.StatusOK
+		if len(out.Failing) > 0 {
+			status = http.StatusServiceUnavailable
+		}
+		reply(w, status, out, nil)
+	})
 	return mux
+}
+
+// health is the background work's state as served: what is left to do,
+// the jobs whose last run failed, and each job's runs and last error.
+type health struct {
+	Backlog runner.Backlog     `json:"backlog"`
+	Failing []string           `json:"failing"`
+	Jobs    []runner.JobHealth `json:"jobs"`
 }
 
 // entry is a log entry as served.

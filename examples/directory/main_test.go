@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,12 +82,15 @@ func eventually(t *testing.T, what string, check func() bool) {
 func testDirectory(t *testing.T, st store.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	prefix := fmt.Sprintf("Dir%d", time.Now().UnixNano()%1_000_000_000)
-	s, err := Open(ctx, st, prefix)
+	var mu sync.Mutex
+	var reported []string
+	s, err := Open(ctx, st, prefix, &model.RunOptions{SweepEvery: time.Second, MeasureEvery: 20 * time.Millisecond,
+		OnError: func(job string, err error) { mu.Lock(); reported = append(reported, job+": "+err.Error()); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- model.Run(ctx, s.eng, s.tables[:2], &model.RunOptions{SweepEvery: time.Second}) }()
+	go func() { done <- s.Runner.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -181,4 +185,32 @@ func testDirectory(t *testing.T, st store.Store) {
 	c.want(404, "POST", "/employees/sales/e1/archive", "", nil) // not in the directory any more
 	// The email is free again.
 	c.want(201, "POST", "/employees", `{"dept":"ops","id":"e5","email":"ann@contoso.com","lastName":"Smith"}`, nil)
+
+	// The background work's health: the worker, a sweep of each table, the
+	// backlog measure, nothing failing, and nothing left once the worker
+	// caught up.
+	var h health
+	eventually(t, "an empty backlog", func() bool {
+		c.want(200, "GET", "/health", "", &h)
+		return h.Backlog.Pending == 0 && !h.Backlog.At.IsZero()
+	})
+	var names []string
+	for _, j := range h.Jobs {
+		names = append(names, j.Name)
+		if j.Errors != 0 {
+			t.Errorf("job %s: %d errors, the last %s", j.Name, j.Errors, j.LastError)
+		}
+	}
+	ops := strings.ToLower(prefix) + "-ops"
+	if got, want := strings.Join(names, " "), ops+"/worker "+ops+"/sweep/"+prefix+"Staff "+ops+"/sweep/"+prefix+"Archive "+ops+"/backlog"; got != want {
+		t.Fatalf("jobs %q, want %q", got, want)
+	}
+	if len(h.Failing) != 0 || h.Backlog.Poisoned != 0 {
+		t.Fatalf("health: %+v", h)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 0 {
+		t.Fatalf("errors reported to the hook: %v", reported)
+	}
 }

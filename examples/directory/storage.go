@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/runner"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/store"
@@ -38,18 +39,21 @@ type Department struct {
 }
 
 // Storage declares the model (Staff, with its indexes, log and copy, and
-// Archive) and holds the photos container.
+// Archive), holds the photos container, and the runner of the model's
+// background work.
 type Storage struct {
 	eng            *eventual.Engine
 	Staff, Archive *model.Model[Employee] // the declaration: read and write through them
+	Runner         *runner.Runner         // the worker, the sweeps, the backlog: Run it, serve its Health
 	depts          store.Table
 	photos         store.Container
 	tables         []string
 	st             store.Store
 }
 
-// Open creates the tables, queues and container named from prefix.
-func Open(ctx context.Context, st store.Store, prefix string) (*Storage, error) {
+// Open creates the tables, queues and container named from prefix, and
+// the runner of the model's background work (run, nil for the defaults).
+func Open(ctx context.Context, st store.Store, prefix string, run *model.RunOptions) (*Storage, error) {
 	s := &Storage{st: st, tables: []string{prefix + "Staff", prefix + "Archive", prefix + "Depts"}}
 	var errs []error
 	for _, t := range s.tables {
@@ -79,11 +83,12 @@ func Open(ctx context.Context, st store.Store, prefix string) (*Storage, error) 
 		return nil, err
 	}
 	s.Archive, err = model.Define(st, s.tables[1], &model.Options{Engine: eng}, model.Log[Employee]())
+	if err != nil {
+		return nil, err
+	}
+	s.Runner, err = model.NewRunner(eng, s.tables[:2], run)
 	return s, err
 }
-
-// Run carries out the model's writes elsewhere until ctx ends.
-func (s *Storage) Run(ctx context.Context) error { return model.Run(ctx, s.eng, s.tables[:2], nil) }
 
 // Drop removes the tables and the container (the tests' clean-up).
 func (s *Storage) Drop(ctx context.Context) {
