@@ -1,7 +1,6 @@
 package model
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -123,6 +122,46 @@ func (m *Model[T]) stampSum(props map[string]any) {
 	props[SumProperty] = m.sumOf(props)
 }
 
+// stampCopy sets SumProperty on the properties of a copy in the entity's
+// partition about to be written: the digest of the entity's own
+// properties it carries, as on the entity row.
+func (m *Model[T]) stampCopy(props map[string]any) {
+	props[SumProperty] = m.sumOf(own(props))
+}
+
+// copyOf returns the entity a copy c of index f in partition pk holds, as
+// of the model write that wrote both in one transaction, without reading
+// the entity: a *BypassError when c was not written by the model as it
+// stands (no version, no digest, properties that do not give it, or a
+// value that does not give its RowKey).
+func (m *Model[T]) copyOf(pk string, f *Feature[T], c *store.Entity) (*T, error) {
+	id, _ := c.Properties[IDProperty].(string)
+	s, _ := c.Properties[SumProperty].(string)
+	bad := func(reason string) error {
+		return &BypassError{Table: m.table, PartitionKey: pk, RowKey: c.RowKey, Reason: reason}
+	}
+	switch {
+	case id == "":
+		return nil, bad("the copy names no entity")
+	case eventual.VersionOf(c) <= 0:
+		return nil, bad("the copy carries no version")
+	case s == "":
+		return nil, bad("the copy carries no " + SumProperty)
+	case s != m.sumOf(own(c.Properties)):
+		return nil, bad("the copy's properties changed since the model wrote them")
+	}
+	v, err := decodeProps[T](pk, id, own(c.Properties), "")
+	if err != nil {
+		return nil, err
+	}
+	if val := f.value(v); val != "" {
+		if k, err := localKey(f, val, id); err == nil && k == c.RowKey {
+			return v, nil
+		}
+	}
+	return nil, bad(fmt.Sprintf("the copy of entity %q does not hold the value its key names", id))
+}
+
 // intact reports (as a *BypassError) an entity row the model did not
 // write as it stands: no version, no digest, or properties that do not
 // give its digest. A marker or a reservation of a move is the model's.
@@ -143,59 +182,4 @@ func (m *Model[T]) intact(row *store.Entity) error {
 		return nil
 	}
 	return &BypassError{Table: m.table, PartitionKey: row.PartitionKey, RowKey: row.RowKey, Reason: reason}
-}
-
-// throughCopy reads the entity a copy c of index f in partition pk names
-// and returns it, as stored now with its ETag, when it is intact and
-// still holds the copy's value: found false when it no longer does
-// because a model write moved it on since c was read, a *BypassError when
-// c and its entity disagree with nothing having changed (the entity was
-// deleted or changed without the model, or c was written without it).
-func (m *Model[T]) throughCopy(ctx context.Context, pk string, f *Feature[T], c store.Entity) (*T, bool, error) {
-	tbl := m.st.Table(m.table)
-	for range maxRounds {
-		id, _ := c.Properties[IDProperty].(string)
-		ek, err := entityKey(id)
-		if err != nil {
-			return nil, false, &BypassError{Table: m.table, PartitionKey: pk, RowKey: c.RowKey, Reason: fmt.Sprintf("the copy names no entity (id %q)", id)}
-		}
-		row, err := tbl.Get(ctx, pk, ek, nil)
-		reason := ""
-		switch {
-		case store.EntityNotFound(err):
-			reason = fmt.Sprintf("the copy names entity %q, which does not exist", id)
-		case err != nil:
-			return nil, false, err
-		case moving(&row):
-			return nil, false, nil // in flight: found in neither partition
-		default:
-			if err := m.intact(&row); err != nil {
-				return nil, false, err
-			}
-			v, err := decodeProps[T](pk, id, own(row.Properties), row.ETag)
-			if err != nil {
-				return nil, false, err
-			}
-			if val := f.value(v); val != "" {
-				if k, err := localKey(f, val, id); err == nil && k == c.RowKey {
-					return v, true, nil
-				}
-			}
-			reason = fmt.Sprintf("the copy names entity %q, which does not hold its value", id)
-		}
-		// A model write changes the copy in the same transaction as its
-		// entity: read the copy again to tell one from drift.
-		again, err := tbl.Get(ctx, pk, c.RowKey, nil)
-		if store.EntityNotFound(err) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		if again.ETag == c.ETag {
-			return nil, false, &BypassError{Table: m.table, PartitionKey: pk, RowKey: c.RowKey, Reason: reason}
-		}
-		c = again
-	}
-	return nil, false, errContended
 }

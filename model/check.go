@@ -1113,6 +1113,7 @@ func (m *Model[T]) planRepair(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 		w.labels[label] = [2]string{f.name, val}
 		c := store.Entity{RowKey: k, Properties: maps.Clone(props)}
 		c.Properties[IDProperty] = id
+		m.stampCopy(c.Properties)
 		if etag, ok := mine[k]; ok {
 			err = tx.Update(label, c, store.Replace, etag)
 		} else {

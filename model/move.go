@@ -453,6 +453,7 @@ func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string
 				w.labels[label] = [2]string{f.name, val}
 				c := store.Entity{RowKey: k, Properties: maps.Clone(props)}
 				c.Properties[IDProperty] = id
+				m.stampCopy(c.Properties)
 				if err := tx.Insert(label, c); err != nil {
 					return err
 				}

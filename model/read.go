@@ -81,10 +81,12 @@ func (m *Model[T]) index(name string, global bool) (*Feature[T], error) {
 }
 
 // FindIn returns the entity of partition pk holding value in unique
-// index name of the partition, as stored now with its ETag: a point read
-// of its copy (written in the entity's own transaction, so never behind),
-// then of the entity it names. A copy whose entity was deleted or changed
-// without the model is a *BypassError (ErrBypassed).
+// index name of the partition: one point read of its copy, which the
+// model writes in the entity's own transaction, so it is never behind a
+// model write. The entity comes without an ETag (Get it for a
+// conditional write). A copy not written by the model as it stands is a
+// *BypassError (ErrBypassed); a change made to the entity row itself
+// around the model shows in Get and Check, not here.
 func (m *Model[T]) FindIn(ctx context.Context, pk, name, value string) (*T, error) {
 	f, err := m.index(name, false)
 	if err != nil {
@@ -104,16 +106,12 @@ func (m *Model[T]) FindIn(ctx context.Context, pk, name, value string) (*T, erro
 	if err != nil {
 		return nil, err
 	}
-	v, ok, err := m.throughCopy(ctx, pk, f, row)
-	if err == nil && !ok {
-		err = notFound("no entity of partition %q holds %s %q", pk, name, value)
-	}
-	return v, err
+	return m.copyOf(pk, f, &row)
 }
 
 // FindAllIn returns the entities of partition pk holding value in index
-// name of the partition, by id, as stored now: one range query of its
-// copies, then a point read of each entity (a *BypassError as FindIn).
+// name of the partition, by id: one range query of their copies, checked
+// and returned as FindIn does.
 func (m *Model[T]) FindAllIn(ctx context.Context, pk, name, value string) ([]*T, error) {
 	f, err := m.index(name, false)
 	if err != nil {
@@ -142,13 +140,11 @@ func (m *Model[T]) FindAllIn(ctx context.Context, pk, name, value string) ([]*T,
 		if err != nil {
 			return nil, err
 		}
-		v, ok, err := m.throughCopy(ctx, pk, f, row)
+		v, err := m.copyOf(pk, f, &row)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			out = append(out, v)
-		}
+		out = append(out, v)
 	}
 	return out, nil
 }

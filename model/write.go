@@ -289,6 +289,7 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 				w.labels[label] = [2]string{f.name, val}
 				c := store.Entity{RowKey: is, Properties: maps.Clone(newProps)}
 				c.Properties[IDProperty] = id
+				m.stampCopy(c.Properties)
 				if is == was {
 					err = tx.Update(label, c, store.Replace, store.ETagAny)
 				} else {
