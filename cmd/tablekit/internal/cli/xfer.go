@@ -165,7 +165,7 @@ the --unknown file, for 'tablekit settle'.`,
 			if err != nil {
 				return err
 			}
-			recs, err := entityio.ReadAll(bytes.NewReader(data), format)
+			recs, err := entityio.Parse(data, format)
 			if err != nil {
 				return fmt.Errorf("%s: %w; nothing was written", name, err)
 			}
@@ -739,7 +739,7 @@ name (the same one by default).`,
 				if len(want) > 0 && !want[t.Name] {
 					continue
 				}
-				recs, err := entityio.ReadAll(bytes.NewReader(files[t.File]), "jsonl")
+				recs, err := entityio.Parse(files[t.File], "jsonl")
 				if err != nil {
 					return fmt.Errorf("%s: %w", t.File, err)
 				}

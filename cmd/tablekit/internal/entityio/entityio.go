@@ -334,24 +334,20 @@ type Record struct {
 	Entity store.Entity
 }
 
-// ReadAll reads every entity of a JSON lines ("jsonl") or CSV ("csv")
-// input. Each entity is checked with the service's rules
-// (store.ValidateEntity); the first bad line stops the read with a
-// *LineError naming it. Blank lines of JSON lines are skipped.
-func ReadAll(r io.Reader, format string) ([]Record, error) {
-	var out []Record
-	check := func(line int, e store.Entity) error {
-		if err := store.ValidateEntity(&e); err != nil {
+// Parse reads every entity of a JSON lines ("jsonl") or CSV ("csv") input
+// held in memory, without copying it. Each entity is checked with the
+// service's rules (store.ValidateEntity); the first bad line stops the
+// read with a *LineError naming it. Blank lines of JSON lines are skipped.
+func Parse(data []byte, format string) ([]Record, error) {
+	check := func(line int, e *store.Entity) error {
+		if err := store.ValidateEntity(e); err != nil {
 			return &LineError{Line: line, Err: err}
 		}
 		return nil
 	}
 	switch format {
 	case "jsonl", "json", "":
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
-		}
+		out := make([]Record, 0, bytes.Count(data, []byte{'\n'})+1)
 		line := 0
 		for len(data) > 0 {
 			line++
@@ -368,17 +364,18 @@ func ReadAll(r io.Reader, format string) ([]Record, error) {
 			if err != nil {
 				return out, &LineError{Line: line, Err: err}
 			}
-			if err := check(line, e); err != nil {
+			if err := check(line, &e); err != nil {
 				return out, err
 			}
 			out = append(out, Record{Line: line, Entity: e})
 		}
 		return out, nil
 	case "csv":
-		cr, err := NewCSVReader(r)
+		cr, err := NewCSVReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, err
 		}
+		var out []Record
 		for {
 			e, line, err := cr.Read()
 			if err == io.EOF {
@@ -387,7 +384,7 @@ func ReadAll(r io.Reader, format string) ([]Record, error) {
 			if err != nil {
 				return out, err
 			}
-			if err := check(line, e); err != nil {
+			if err := check(line, &e); err != nil {
 				return out, err
 			}
 			out = append(out, Record{Line: line, Entity: e})

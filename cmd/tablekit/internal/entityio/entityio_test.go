@@ -58,7 +58,7 @@ func TestJSONRoundTripKeepsTypes(t *testing.T) {
 			t.Errorf("JSON lacks %s: %s", want, buf.String())
 		}
 	}
-	recs, err := ReadAll(&buf, "jsonl")
+	recs, err := Parse(buf.Bytes(), "jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestCSVRoundTripKeepsTypes(t *testing.T) {
 	if head != "PartitionKey,RowKey,B:Edm.Boolean,D:Edm.Double,F:Edm.Double,G:Edm.Guid,I:Edm.Int32,I:Edm.Int64,Inf:Edm.Double,L:Edm.Int64,N:Edm.Double,Only:Edm.String,S:Edm.String,T:Edm.DateTime,X:Edm.Binary" {
 		t.Errorf("header: %s", head)
 	}
-	recs, err := ReadAll(&buf, "csv")
+	recs, err := Parse(buf.Bytes(), "csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestBadLinesNameLineAndRule(t *testing.T) {
 		{"csv", "RowKey,PartitionKey\n", "line 1: the CSV header must start with PartitionKey,RowKey"},
 	}
 	for _, c := range cases {
-		_, err := ReadAll(strings.NewReader(c.in), c.format)
+		_, err := Parse([]byte(c.in), c.format)
 		var le *LineError
 		if err == nil || !errors.As(err, &le) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %s", c.in, err, c.want)

@@ -262,7 +262,7 @@ func BenchmarkImportLarge(b *testing.B) {
 		return nil
 	}})
 	imp := load.wrap(interleave.Case{Name: "tablekit-import", Ops: rows, Prepare: prepare("I"), Op: func(i int) error {
-		recs, err := entityio.ReadAll(bytes.NewReader(data), "jsonl")
+		recs, err := entityio.Parse(data, "jsonl")
 		if err != nil {
 			return err
 		}
