@@ -26,6 +26,10 @@ func subprocess(args ...string) *exec.Cmd {
 // random moments (SIGKILL, or SIGINT as Ctrl-C does), runs the same command
 // again until it completes, and then verifies the table against one
 // imported in one go: every row present once, none lost, none changed.
+// Every other kill of the first five waits until the run has recorded
+// progress in the checkpoint, so some kill lands while transactions are in
+// flight with units left to write; the test counts those kills and
+// requires one.
 func TestImportKillAndResume(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		parts, rows, pace := 40, 500, "20ms"
@@ -65,9 +69,18 @@ func TestImportKillAndResume(t *testing.T) {
 		unknown := filepath.Join(dir, "big.unknown")
 		args := append(append([]string{}, b.flags...), "import", big, in, "--create", "--chunk", "2000", "--checkpoint", ckpt, "--unknown", unknown, "--pace", pace, "-q")
 		kills, interrupted, runs := 0, 0, 0
+		// recorded counts the units in the checkpoint; grown lists, for each
+		// kill, the units recorded before and after the killed run
+		recorded := func() int {
+			b, _ := os.ReadFile(ckpt)
+			return max(0, bytes.Count(b, []byte{'\n'})-1)
+		}
+		type grown struct{ before, after int }
+		var killed []grown
 		var last []byte
 		for runs < 30 {
 			runs++
+			before := recorded()
 			c := subprocess(args...)
 			var out bytes.Buffer
 			c.Stdout, c.Stderr = &out, &out
@@ -81,10 +94,33 @@ func TestImportKillAndResume(t *testing.T) {
 			if final {
 				err = <-done
 			} else {
-				wait := time.Duration(float64(full) * (0.15 + 0.7*rng.Float64()))
+				var wait <-chan time.Time
+				stop := make(chan struct{})
+				if runs%2 == 1 && runs <= 5 {
+					// kill once this run has recorded progress: writing is under way
+					tick := time.NewTicker(5 * time.Millisecond)
+					progressed := make(chan time.Time, 1)
+					go func() {
+						defer tick.Stop()
+						for {
+							select {
+							case <-stop:
+								return
+							case now := <-tick.C:
+								if recorded() > before {
+									progressed <- now
+									return
+								}
+							}
+						}
+					}()
+					wait = progressed
+				} else {
+					wait = time.After(time.Duration(float64(full) * (0.15 + 0.7*rng.Float64())))
+				}
 				select {
 				case err = <-done:
-				case <-time.After(wait):
+				case <-wait:
 					sig := syscall.SIGKILL
 					if rng.IntN(3) == 0 {
 						sig = syscall.SIGINT
@@ -92,13 +128,27 @@ func TestImportKillAndResume(t *testing.T) {
 					c.Process.Signal(sig)
 					kills++
 					err = <-done
+					killed = append(killed, grown{before, recorded()})
 				}
+				close(stop)
 			}
 			last = out.Bytes()
 			if err == nil {
 				break
 			}
 			interrupted++
+		}
+		// a kill in the streaming phase: the killed run recorded units (its
+		// transactions were under way) and left some to write
+		streaming := 0
+		units := recorded()
+		for _, k := range killed {
+			if k.after > k.before && k.after < units {
+				streaming++
+			}
+		}
+		if streaming == 0 {
+			t.Errorf("no kill landed while the import was writing: %d kills, checkpoint units before and after each %v of %d", kills, killed, units)
 		}
 		if c := subprocess(args...); true {
 			// one more run: everything is done, nothing is written again
@@ -122,6 +172,7 @@ func TestImportKillAndResume(t *testing.T) {
 		}
 		unk, _ := os.ReadFile(unknown)
 		t.Logf("%s: an uninterrupted import took %v; the last run: %s", b.name, full.Round(time.Millisecond), bytes.TrimSpace(last))
+		t.Logf("%s: %d kills, %d of them while writing (the killed run had recorded units and left some: checkpoint units before and after each kill %v, of %d)", b.name, kills, streaming, killed, units)
 		t.Logf("%s: %d rows in %d partitions; %d runs, %d kills, %d runs interrupted; verify: source %s rows, target %s rows, lost %s, extra %s, changed %s, duplicated 0 (a key is stored once); unknown outcomes listed: %d",
 			b.name, total, parts, runs, kills, interrupted, m[1], m[3], m[5], m[6], m[7], strings.Count(string(unk), "\n"))
 		if m[1] != fmt.Sprint(total) || m[3] != fmt.Sprint(total) || m[5] != "0" || m[6] != "0" || m[7] != "0" {

@@ -123,11 +123,13 @@ with the service's rules before writing anything: a bad line stops the import
 with its line number and the rule it breaks, and nothing is written. --check
 only checks.
 
-The entities are then written through the bulk writer, input chunk by input
-chunk (--chunk lines), the partitions of a chunk in parallel, in batches of up
-to 100. With --checkpoint FILE, every partition of a chunk that is written is
-recorded there (after a local store's snapshot is saved), so the same command
-run again after a crash or Ctrl-C skips what is done and writes the rest.
+The entities are then written through the bulk writer in transactions of up
+to 100, --parallel of them in flight from the first line to the last. With
+--checkpoint FILE, the lines of each partition within each input chunk
+(--chunk lines) are recorded there once they and the partition's earlier
+lines are written (after a local store's snapshot is saved), so the same
+command run again after a crash or Ctrl-C skips what is done and writes the
+rest.
 
 --mode upsert (the default) inserts or replaces, merge inserts or merges:
 both repeat harmlessly, so a partition interrupted half-way is simply written
@@ -241,7 +243,7 @@ the --unknown file, for 'tablekit settle'.`,
 	c.Flags().StringVar(&unknown, "unknown", "", "append each write whose outcome is unknown to this file (JSON lines), for settle")
 	c.Flags().BoolVar(&check, "check", false, "check every line and write nothing")
 	c.Flags().BoolVar(&create, "create", false, "create the table if it does not exist")
-	c.Flags().IntVar(&parallel, "parallel", 8, "partitions written at once")
+	c.Flags().IntVar(&parallel, "parallel", store.DefaultBulkConcurrency, "transactions in flight at once")
 	c.Flags().IntVar(&chunk, "chunk", 10000, "input lines a chunk: the unit of the checkpoint with the partition")
 	c.Flags().DurationVar(&pace, "pace", 0, "pause this long before each batch, to spare a busy account (e.g. 20ms)")
 	return c

@@ -37,9 +37,14 @@ func Kind(mode string) (store.ActionKind, error) {
 
 // ImportOptions configure Import.
 type ImportOptions struct {
-	Mode       string
-	Chunk      int // input lines a chunk (default 10,000)
-	Parallel   int // partitions written at once (default 8)
+	Mode string
+	// Chunk is the number of input lines a chunk holds (default 10,000):
+	// the lines of one partition within one chunk are the unit the
+	// checkpoint records.
+	Chunk int
+	// Parallel is the most transactions in flight at once (default
+	// store.DefaultBulkConcurrency, as the bulk writer).
+	Parallel   int
 	Checkpoint *Checkpoint
 	Flush      func() error // run before each checkpoint record
 	Unknown    io.Writer    // each write whose outcome is unknown, as a JSON line
@@ -99,16 +104,68 @@ type UnknownWrite struct {
 	Error  string          `json:"error"`
 }
 
-type job struct {
-	chunk int
-	pk    string
-	recs  []entityio.Record
+// unitWork is one unit of the checkpoint: the lines of one partition
+// within one input chunk.
+type unitWork struct {
+	key     string
+	left    int  // slices not yet settled
+	settled bool // every slice settled (or the unit was done by an earlier run)
+	unsent  bool // some line was not sent: the unit is not done
+	resumed bool // done by an earlier run, per the checkpoint
 }
 
-// Import writes recs into t through the bulk writer, input chunk by input
-// chunk; within a chunk the partitions are written in parallel, and each
-// partition written (its every write applied, failed or unknown) is
-// recorded in the checkpoint, so a resumed import skips it.
+// partWork is one partition's units in input order, and the first of them
+// not yet handed to the committer. A partition's units are handed over in
+// input order only, each once it and every earlier one is done, so the
+// checkpoint always holds a prefix of each partition's units: a resumed
+// import never writes an earlier line of an entity after a later one.
+type partWork struct {
+	units []*unitWork
+	next  int
+}
+
+// slice is up to store.MaxBatchActions lines of one unit (input
+// positions, in input order), written by one call of the bulk writer.
+type slice struct {
+	unit  *unitWork
+	part  *partWork
+	idx   []int
+	after int      // earlier slices writing one of its entities, not yet settled
+	then  []*slice // the slices that wait for this one
+}
+
+// follow makes s, the slice being planned, wait for prev, once: were s
+// already among prev's followers, it would be the last of them.
+func (s *slice) follow(prev *slice) {
+	if prev == nil || prev == s || (len(prev.then) > 0 && prev.then[len(prev.then)-1] == s) {
+		return
+	}
+	prev.then = append(prev.then, s)
+	s.after++
+}
+
+// sliceResult is what happened to the lines of one slice, gathered outside
+// the lock.
+type sliceResult struct {
+	written, present, unknown, notSent int
+	firstNotSent                       int
+	failures                           []Failure
+	unknowns                           [][]byte // lines of the unknown-outcome file
+}
+
+// Import writes recs into t through the bulk writer, as a pipeline that
+// keeps up to o.Parallel transactions in flight from the first line to the
+// last: the lines are cut into units (one partition's lines within one
+// input chunk of o.Chunk lines) and each unit into transactions of up to
+// store.MaxBatchActions lines, which the workers take in input order,
+// the partitions of a chunk in turn, without waiting for a chunk to end.
+// A transaction that writes an entity an earlier one writes waits for it,
+// so the writes to one entity are applied in input order.
+//
+// A unit whose every write is settled (applied, failed or unknown) is
+// recorded in the checkpoint once the earlier units of its partition are
+// (after Flush), so a resumed import skips it; a unit with a line left
+// unsent, and every later unit of its partition, is written again.
 func Import(ctx context.Context, t store.Table, recs []entityio.Record, o ImportOptions) (ImportReport, error) {
 	kind, err := Kind(o.Mode)
 	if err != nil {
@@ -118,7 +175,7 @@ func Import(ctx context.Context, t store.Table, recs []entityio.Record, o Import
 		o.Chunk = 10000
 	}
 	if o.Parallel <= 0 {
-		o.Parallel = 8
+		o.Parallel = store.DefaultBulkConcurrency
 	}
 	if o.CommitEvery <= 0 {
 		o.CommitEvery = 500 * time.Millisecond
@@ -128,7 +185,7 @@ func Import(ctx context.Context, t store.Table, recs []entityio.Record, o Import
 	}
 	rep := ImportReport{Total: len(recs), FirstLine: -1}
 	com := &committer{cp: o.Checkpoint, flush: o.Flush}
-	var mu sync.Mutex
+	var mu sync.Mutex // guards rep, done, unknownErr and the plan's counters
 	var unknownErr error
 	done := 0
 	report := func(n int) {
@@ -137,6 +194,92 @@ func Import(ctx context.Context, t store.Table, recs []entityio.Record, o Import
 			o.Progress(done)
 		}
 	}
+	// advance hands the committer the units of p that are done, in order.
+	advance := func(p *partWork) {
+		for p.next < len(p.units) {
+			u := p.units[p.next]
+			if !u.settled || u.unsent {
+				return
+			}
+			if !u.resumed {
+				com.add(u.key)
+			}
+			p.next++
+		}
+	}
+
+	// The plan: units, their slices, and the order the workers start them.
+	type entityKey struct{ pk, rk string }
+	parts := map[string]*partWork{}
+	last := make(map[entityKey]*slice, len(recs)) // the latest slice writing each entity
+	var start []*slice                            // ready from the outset, in start order
+	total := 0
+	for from, c := 0, 0; from < len(recs); from, c = from+o.Chunk, c+1 {
+		to := min(from+o.Chunk, len(recs))
+		rep.Chunks++
+		var units [][]int // input positions of each partition's lines, partitions in order of appearance
+		var pks []string
+		at := map[string]int{}
+		for i := from; i < to; i++ {
+			pk := recs[i].Entity.PartitionKey
+			k, ok := at[pk]
+			if !ok {
+				k = len(units)
+				at[pk] = k
+				units = append(units, nil)
+				pks = append(pks, pk)
+			}
+			units[k] = append(units[k], i)
+		}
+		cut := make([][]*slice, len(units))
+		for k, idx := range units {
+			u := &unitWork{key: unit(c, pks[k])}
+			p := parts[pks[k]]
+			if p == nil {
+				p = &partWork{}
+				parts[pks[k]] = p
+			}
+			p.units = append(p.units, u)
+			if o.Checkpoint.Done(u.key) {
+				u.settled, u.resumed = true, true
+				rep.Resumed += len(idx)
+				report(len(idx))
+				continue
+			}
+			for len(idx) > 0 {
+				n := min(len(idx), store.MaxBatchActions)
+				s := &slice{unit: u, part: p, idx: idx[:n:n]}
+				idx = idx[n:]
+				for _, i := range s.idx {
+					e := &recs[i].Entity
+					key := entityKey{e.PartitionKey, e.RowKey}
+					s.follow(last[key])
+					last[key] = s
+				}
+				u.left++
+				total++
+				cut[k] = append(cut[k], s)
+			}
+		}
+		// the partitions of the chunk in turn: the first slice of each,
+		// then the second of each, and so on
+		for round, more := 0, true; more; round++ {
+			more = false
+			for _, ss := range cut {
+				if round < len(ss) {
+					more = true
+					if ss[round].after == 0 {
+						start = append(start, ss[round])
+					}
+				}
+			}
+		}
+	}
+	clear(last)
+	for _, p := range parts {
+		advance(p) // a partition's first units may be done by an earlier run
+	}
+
 	stopTick := make(chan struct{})
 	tickDone := make(chan struct{})
 	go func() {
@@ -152,96 +295,109 @@ func Import(ctx context.Context, t store.Table, recs []entityio.Record, o Import
 			}
 		}
 	}()
-	runJob := func(j job) {
-		acts := make([]store.Action, len(j.recs))
-		for i, r := range j.recs {
-			e := r.Entity
-			e.Timestamp, e.ETag = time.Time{}, ""
-			acts[i] = store.Action{Kind: kind, Entity: e}
+
+	w := store.NewBulkWriter(t, store.BulkOptions{Concurrency: 1})
+	// write sends one slice and sorts out its outcomes, outside the lock.
+	write := func(s *slice) sliceResult {
+		res := sliceResult{firstNotSent: -1}
+		notSent := func(line int) {
+			res.notSent++
+			if res.firstNotSent < 0 || line < res.firstNotSent {
+				res.firstNotSent = line
+			}
 		}
-		w := store.NewBulkWriter(t, store.BulkOptions{Concurrency: 2})
-		res, _ := w.Write(ctx, acts)
-		settled := true
-		mu.Lock()
-		defer mu.Unlock()
-		for i, oc := range res.Outcomes {
-			r := j.recs[i]
+		if ctx.Err() != nil {
+			for _, i := range s.idx {
+				notSent(recs[i].Line)
+			}
+			return res
+		}
+		acts := make([]store.Action, len(s.idx))
+		for k, i := range s.idx {
+			e := recs[i].Entity
+			e.Timestamp, e.ETag = time.Time{}, ""
+			acts[k] = store.Action{Kind: kind, Entity: e}
+		}
+		out, werr := w.Write(ctx, acts)
+		for k, i := range s.idx {
+			r := &recs[i]
+			oc := store.BulkOutcome{Err: werr}
+			if k < len(out.Outcomes) {
+				oc = out.Outcomes[k]
+			}
 			switch {
 			case oc.Err == nil:
-				rep.Written++
+				res.written++
 			case oc.Unknown:
-				rep.Unknown++
+				res.unknown++
 				if o.Unknown != nil {
-					b, _ := entityio.AppendJSON(nil, &acts[i].Entity, false)
+					b, _ := entityio.AppendJSON(nil, &acts[k].Entity, false)
 					line, _ := json.Marshal(UnknownWrite{Line: r.Line, Table: t.Name(), Action: kind.String(), Entity: b, Error: oc.Err.Error()})
-					if _, err := o.Unknown.Write(append(line, '\n')); err != nil && unknownErr == nil {
+					res.unknowns = append(res.unknowns, append(line, '\n'))
+				}
+			case ctx.Err() != nil && errors.Is(oc.Err, ctx.Err()):
+				notSent(r.Line)
+			case kind == store.ActionInsert && store.Code(oc.Err) == store.CodeEntityAlreadyExists && samePresent(ctx, t, acts[k].Entity):
+				res.present++
+			default:
+				res.failures = append(res.failures, Failure{Line: r.Line, PK: r.Entity.PartitionKey, RK: r.Entity.RowKey, Err: oc.Err})
+			}
+		}
+		return res
+	}
+
+	ready := make(chan *slice, total)
+	for _, s := range start {
+		ready <- s
+	}
+	left := total
+	if left == 0 {
+		close(ready)
+	}
+	var wg sync.WaitGroup
+	for range min(o.Parallel, total) {
+		wg.Go(func() {
+			for s := range ready {
+				res := write(s)
+				mu.Lock()
+				rep.Written += res.written
+				rep.Present += res.present
+				rep.Unknown += res.unknown
+				rep.NotSent += res.notSent
+				rep.Failed += len(res.failures)
+				for _, f := range res.failures {
+					if len(rep.Failures) < 100 {
+						rep.Failures = append(rep.Failures, f)
+					}
+				}
+				if res.firstNotSent >= 0 && (rep.FirstLine < 0 || res.firstNotSent < rep.FirstLine) {
+					rep.FirstLine = res.firstNotSent
+				}
+				for _, line := range res.unknowns {
+					if _, err := o.Unknown.Write(line); err != nil && unknownErr == nil {
 						unknownErr = err
 					}
 				}
-			case ctx.Err() != nil && errors.Is(oc.Err, ctx.Err()):
-				rep.NotSent++
-				settled = false
-				if rep.FirstLine < 0 || r.Line < rep.FirstLine {
-					rep.FirstLine = r.Line
+				report(len(s.idx))
+				u := s.unit
+				u.unsent = u.unsent || res.notSent > 0
+				if u.left--; u.left == 0 {
+					u.settled = true
+					advance(s.part)
 				}
-			case kind == store.ActionInsert && store.Code(oc.Err) == store.CodeEntityAlreadyExists && samePresent(ctx, t, acts[i].Entity):
-				rep.Present++
-			default:
-				rep.Failed++
-				if len(rep.Failures) < 100 {
-					rep.Failures = append(rep.Failures, Failure{Line: r.Line, PK: r.Entity.PartitionKey, RK: r.Entity.RowKey, Err: oc.Err})
+				for _, n := range s.then {
+					if n.after--; n.after == 0 {
+						ready <- n
+					}
 				}
-			}
-		}
-		report(len(j.recs))
-		if settled {
-			com.add(unit(j.chunk, j.pk))
-		}
-	}
-	for start, c := 0, 0; start < len(recs); start, c = start+o.Chunk, c+1 {
-		chunk := recs[start:min(start+o.Chunk, len(recs))]
-		rep.Chunks++
-		var jobs []job
-		idx := map[string]int{}
-		for _, r := range chunk {
-			pk := r.Entity.PartitionKey
-			k, ok := idx[pk]
-			if !ok {
-				k = len(jobs)
-				idx[pk] = k
-				jobs = append(jobs, job{chunk: c, pk: pk})
-			}
-			jobs[k].recs = append(jobs[k].recs, r)
-		}
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, o.Parallel)
-		for _, j := range jobs {
-			if o.Checkpoint.Done(unit(j.chunk, j.pk)) {
-				mu.Lock()
-				rep.Resumed += len(j.recs)
-				report(len(j.recs))
-				mu.Unlock()
-				continue
-			}
-			if ctx.Err() != nil {
-				mu.Lock()
-				rep.NotSent += len(j.recs)
-				if rep.FirstLine < 0 || j.recs[0].Line < rep.FirstLine {
-					rep.FirstLine = j.recs[0].Line
+				if left--; left == 0 {
+					close(ready)
 				}
 				mu.Unlock()
-				continue
 			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				runJob(j)
-			}()
-		}
-		wg.Wait()
+		})
 	}
+	wg.Wait()
 	close(stopTick)
 	<-tickDone
 	cerr := com.commit()
