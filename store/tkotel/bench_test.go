@@ -219,7 +219,8 @@ func BenchmarkSeamOff(b *testing.B) {
 // BenchmarkMemstorePointGetInterleaved is the same comparison on memstore,
 // where nothing hides the instrumentation's own CPU behind a server's:
 // off, metered, the plain get inside the SDK's calls alone (one span and
-// two measurements, as tkotel makes them), and tkotel with the SDK on.
+// two measurements, as tkotel makes them), and tkotel with the SDK on,
+// sampling every trace and one in a hundred.
 func BenchmarkMemstorePointGetInterleaved(b *testing.B) {
 	ms := memstore.New()
 	ctx := b.Context()
@@ -233,9 +234,17 @@ func BenchmarkMemstorePointGetInterleaved(b *testing.B) {
 		b.Fatal(err)
 	}
 	bareSDK := newBareSDK(b, tp, mp)
+	// The same with one trace in a hundred sampled.
+	tps := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.TraceIDRatioBased(0.01)), sdktrace.WithBatcher(discard{}))
+	b.Cleanup(func() { _ = tps.Shutdown(context.Background()) })
+	ins, err := tkotel.New(tkotel.Options{TracerProvider: tps, MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
 	plain := mapper.NewRepository[Order](ms, "Orders")
 	metered := mapper.NewRepository[Order](mst, "Orders")
 	on := mapper.NewRepository[Order](in.Store(ms), "Orders")
+	sampled := mapper.NewRepository[Order](ins.Store(ms), "Orders")
 	const n = 100
 	keys := make([]string, n)
 	for i := range n {
@@ -261,6 +270,7 @@ func BenchmarkMemstorePointGetInterleaved(b *testing.B) {
 		interleave.Case{Name: "meter", Op: get(metered)},
 		interleave.Case{Name: "sdk-alone/1-span", Op: bare},
 		interleave.Case{Name: "tkotel/sdk-on", Op: get(on)},
+		interleave.Case{Name: "tkotel/sdk-on-1%-sampled", Op: get(sampled)},
 	)
 	if err != nil {
 		b.Fatal(err)
