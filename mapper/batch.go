@@ -164,7 +164,7 @@ func (b *txn) add(kind store.ActionKind, e store.Entity, src store.PropertySourc
 		}
 	}
 	a := store.Action{Kind: kind, Entity: e, Source: src}
-	size := store.ActionWireSize(&a)
+	size := store.ActionWireSizeIn(b.table, &a)
 	if b.bytes+size >= store.MaxBatchBytes {
 		return fmt.Errorf("mapper: %w: %s of RowKey %s refused: %w", ErrBatchFull, kind, quote(e.RowKey),
 			refuseCode(store.CodeRequestBodyTooLarge, 413,

@@ -384,8 +384,12 @@ func (r *bulkRun) validate() ([]bool, []int) {
 			continue
 		}
 		valid[i] = true
-		// ActionWireSize: the framing, the URL keys and the entity.
+		// ActionWireSize: the framing, the URL keys and the entity; a
+		// table that changes what it sends estimates it itself.
 		sizes[i] = batchActionOverhead + wire
+		if s, ok := r.table.(wireSizer); ok {
+			sizes[i] = s.ActionWireSize(&r.actions[i])
+		}
 	}
 	return valid, sizes
 }

@@ -311,6 +311,11 @@ func (t *hookedTable) Observer() store.Observer { return observer(t.o, t.t) }
 
 func (t *hookedTable) Name() string { return t.t.Name() }
 
+// Unwrap returns the table t wraps, for the layers that look for a
+// capability of the table beneath the wrapper (encryption.CodecOf finds an
+// encrypting table under instrumentation put around it).
+func (t *hookedTable) Unwrap() store.Table { return t.t }
+
 // write routes a single-entity write.
 func (t *hookedTable) write(ctx context.Context, op string, a store.Action, f func(ctx context.Context) (store.ETag, error)) (store.ETag, error) {
 	var tag store.ETag
