@@ -253,7 +253,7 @@ func (e *Engine) Submit(ctx context.Context, op Operation) error {
 	if err := e.usable(ctx); err != nil {
 		return err
 	}
-	body, err := e.encodeOp(op)
+	body, err := e.encodeOp(ctx, op)
 	if err != nil {
 		return err
 	}
@@ -431,7 +431,7 @@ func (tx *Tx) Then(ctx context.Context, rk string, steps ...Step) error {
 	}
 	op := Operation{Source: &Ref{Table: tx.table, PartitionKey: tx.pk, RowKey: rk}, Version: tx.Version(),
 		SourceDeleted: tx.deleted[rk], Steps: steps}
-	body, err := tx.e.encodeOp(op)
+	body, err := tx.e.encodeOp(ctx, op)
 	if err != nil {
 		return err
 	}

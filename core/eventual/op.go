@@ -1,6 +1,7 @@
 package eventual
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -117,10 +118,13 @@ type wireStep struct {
 	Container string          `json:"container,omitempty"`
 	Blob      string          `json:"blob,omitempty"`
 	Data      []byte          `json:"data,omitempty"`
+	// Sealed: Entity is encrypted for Table, as the encrypting table of
+	// the engine's store would store it (see seal).
+	Sealed bool `json:"sealed,omitempty"`
 }
 
 // encodeOp checks op and encodes it.
-func (e *Engine) encodeOp(op Operation) ([]byte, error) {
+func (e *Engine) encodeOp(ctx context.Context, op Operation) ([]byte, error) {
 	if err := checkOp(op, e.handler); err != nil {
 		return nil, err
 	}
@@ -128,11 +132,15 @@ func (e *Engine) encodeOp(op Operation) ([]byte, error) {
 	for i, s := range op.Steps {
 		ws := wireStep{Kind: s.Kind, Table: s.Table, Container: s.Container, Blob: s.Blob, Data: s.Data}
 		if s.Kind == StepUpsert || s.Kind == StepDelete || hasEntity(s) {
-			e := s.Entity
+			ent := s.Entity
 			if s.Kind == StepDelete {
-				e.Properties = nil
+				ent.Properties = nil
 			}
-			b, err := wire.AppendEntity(nil, &e)
+			var err error
+			if ent, ws.Sealed, err = e.seal(ctx, op.Source, s.Table, ent); err != nil {
+				return nil, stepErr(i, s, err)
+			}
+			b, err := wire.AppendEntity(nil, &ent)
 			if err != nil {
 				return nil, stepErr(i, s, err)
 			}
@@ -143,21 +151,27 @@ func (e *Engine) encodeOp(op Operation) ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// decodeOp reads an encoded operation.
-func decodeOp(b []byte) (Operation, error) {
+// decodeOp reads an encoded operation, decrypting the entities of its
+// sealed steps.
+func (e *Engine) decodeOp(ctx context.Context, b []byte) (Operation, error) {
 	var w wireOp
 	if err := json.Unmarshal(b, &w); err != nil {
-		return Operation{}, fmt.Errorf("eventual: unreadable operation: %w", err)
+		return Operation{}, fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	op := Operation{Source: w.Source, Version: w.Version, SourceDeleted: w.SourceDeleted, Steps: make([]Step, len(w.Steps))}
 	for i, ws := range w.Steps {
 		s := Step{Kind: ws.Kind, Table: ws.Table, Container: ws.Container, Blob: ws.Blob, Data: ws.Data}
 		if len(ws.Entity) > 0 {
-			e, err := wire.DecodeEntity(ws.Entity)
+			ent, err := wire.DecodeEntity(ws.Entity)
 			if err != nil {
-				return Operation{}, fmt.Errorf("eventual: unreadable entity in step %d: %w", i, err)
+				return Operation{}, fmt.Errorf("%w: entity of step %d: %w", errUnreadable, i, err)
 			}
-			s.Entity = e
+			if ws.Sealed {
+				if ent, err = e.open(ctx, ws.Table, ent); err != nil {
+					return Operation{}, stepErr(i, s, err)
+				}
+			}
+			s.Entity = ent
 		}
 		op.Steps[i] = s
 	}

@@ -41,13 +41,13 @@ func (e *Engine) Poisoned(ctx context.Context, n int) ([]Poisoned, error) {
 	}
 	out := make([]Poisoned, 0, len(msgs))
 	for _, m := range msgs {
-		out = append(out, describe(m))
+		out = append(out, e.describe(ctx, m))
 	}
 	return out, nil
 }
 
 // describe reads a poison message.
-func describe(m store.Message) Poisoned {
+func (e *Engine) describe(ctx context.Context, m store.Message) Poisoned {
 	p := Poisoned{ID: m.ID, Where: "not an operation message"}
 	var env envelope
 	if json.Unmarshal(m.Body, &env) != nil {
@@ -63,7 +63,7 @@ func describe(m store.Message) Poisoned {
 		p.Where = "blob " + env.Blob
 	case len(env.Op) > 0:
 		p.Where = "inline"
-		if op, err := decodeOp(env.Op); err == nil {
+		if op, err := e.decodeOp(ctx, env.Op); err == nil {
 			p.Operation = &op
 		}
 	default:

@@ -268,9 +268,9 @@ func (e *Engine) runMessage(ctx context.Context, env envelope) (done func(contex
 		}
 		return func(ctx context.Context) error { return e.deleteOpBlob(ctx, env.Blob) }, nil
 	}
-	op, err := decodeOp(env.Op)
+	op, err := e.decodeOp(ctx, env.Op)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
+		return nil, err
 	}
 	return nil, e.run(ctx, op)
 }
@@ -302,8 +302,8 @@ func (e *Engine) runOutbox(ctx context.Context, ref outboxRef) (func(context.Con
 		if op, err = e.loadBlob(ctx, s.Blob); err != nil {
 			return nil, err
 		}
-	} else if op, err = decodeOp(s.Op); err != nil {
-		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
+	} else if op, err = e.decodeOp(ctx, s.Op); err != nil {
+		return nil, err
 	}
 	if err := e.run(ctx, op); err != nil {
 		return nil, err
@@ -337,9 +337,9 @@ func (e *Engine) loadBlob(ctx context.Context, name string) (Operation, error) {
 	if err != nil {
 		return Operation{}, err
 	}
-	op, err := decodeOp(data)
+	op, err := e.decodeOp(ctx, data)
 	if err != nil {
-		return Operation{}, fmt.Errorf("%w: blob %s: %w", errUnreadable, name, err)
+		return Operation{}, fmt.Errorf("blob %s: %w", name, err)
 	}
 	return op, nil
 }
