@@ -44,6 +44,9 @@ func (d *Source[S]) plan(self Ref, old *S, e *store.Entity, v *S) (local, remote
 			}
 		}
 		for _, t := range now {
+			if err := d.checkEncrypted(r, t); err != nil {
+				return nil, nil, err
+			}
 			ws = append(ws, work[S]{rel: r, t: t, values: r.values(e)})
 		}
 		for _, w := range ws {
