@@ -10,8 +10,12 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// The legacy SDKs publish no test vectors with fixed keys (their tests
-// draw random keys), so these were constructed by following the
+// The .NET and Java legacy SDKs publish no test vectors with fixed keys
+// (their table encryption tests draw random keys and run against the
+// service, with nothing recorded); the entities the Python library's
+// recorded tests wrote are in legacy_vectors_test.go. These cover the
+// forms those do not (the .NET library's metadata, the Java v1 key order
+// and list) and were constructed by following the
 // WindowsAzure.Storage .NET source (TableEncryptionPolicy.EncryptEntity
 // and DecryptMetadataAndReturnCEK, TableOperationHttpResponseParsers'
 // ParseEncryptedPropertyDetailsSet) step by step with an independent
