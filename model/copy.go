@@ -112,10 +112,14 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 					ErrOtherSource, f.name, a.pk, a.rk, f.table, s, me, v)
 			}
 		}
-		merge := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: maps.Clone(want.Properties)}
+		// The target as read with the copy over it, replaced over the
+		// ETag read: a merge of it, and one an encrypting table takes (a
+		// merge of an encrypted property it refuses).
+		merge := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: maps.Clone(cur.Properties)}
+		maps.Copy(merge.Properties, want.Properties)
 		merge.Properties[verP] = v
 		merge.Properties[srcP] = me
-		_, err = tbl.Update(ctx, merge, store.Merge, cur.ETag)
+		_, err = tbl.Update(ctx, merge, store.Replace, cur.ETag)
 		if err == nil && s != me {
 			// The entity may have moved on between the check and the
 			// merge, its removal finding no copy: remove it then.
