@@ -77,6 +77,9 @@ func (w *Wide[T]) Put(ctx context.Context, pk, id string, v *T, ifMatch store.ET
 	if err != nil {
 		return "", t.wrap(err)
 	}
+	if err := w.checkEncrypted(cs); err != nil {
+		return "", t.wrap(err)
+	}
 	// Refuse a value that cannot fit before any request: with the longest
 	// list of writes the header can carry, and no rows to delete.
 	if _, err := w.plan(&t, &header{}, cs, len(names), 1); err != nil {
