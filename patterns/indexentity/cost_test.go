@@ -71,8 +71,8 @@ func TestRequestsPerWrite(t *testing.T) {
 		// The worker's count includes its receive (a receive takes up to
 		// 32 messages); an unlisted change queues nothing, and the worker
 		// only looks.
-		SeparatePartition: {"insert": {4, 8}, "move": {4, 10}, "unlisted change": {3, 1}, "delete": {4, 7}},
-		InBlobs:           {"insert": {4, 8}, "move": {4, 10}, "unlisted change": {3, 1}, "delete": {4, 7}},
+		SeparatePartition: {"insert": {3, 8}, "move": {3, 10}, "unlisted change": {2, 1}, "delete": {3, 7}},
+		InBlobs:           {"insert": {3, 8}, "move": {3, 10}, "unlisted change": {2, 1}, "delete": {3, 7}},
 	}
 	for _, p := range placements {
 		t.Run(p.String(), func(t *testing.T) {
