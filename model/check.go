@@ -43,6 +43,11 @@ const (
 	// DriftLog: the newest entry of the entity's log is not its state at
 	// its version.
 	DriftLog Drift = "log"
+	// DriftBlob: the entity names a blob (Blob) that is missing, holds
+	// another length than its reference records, or a reference that
+	// cannot be read. Repair cannot mend it (the bytes are gone): it
+	// reports it Failed with ErrBlobMissing; write the value again.
+	DriftBlob Drift = "blob"
 )
 
 // Outcome is what Repair did about a finding.
@@ -95,6 +100,7 @@ const (
 	inPartition scope = iota + 1
 	inIndex
 	inCopy
+	inBlob
 )
 
 func (f Finding) String() string {
@@ -164,7 +170,7 @@ func (r *Report) Outcomes() map[Outcome]int {
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "entities %d, rows %d, rounds %d, findings %d", r.Entities, r.Rows, r.Rounds, len(r.Findings))
-	for _, d := range []Drift{DriftBypassed, DriftDeleted, DriftMissing, DriftBehind, DriftDangling, DriftLog} {
+	for _, d := range []Drift{DriftBypassed, DriftDeleted, DriftMissing, DriftBehind, DriftDangling, DriftLog, DriftBlob} {
 		if n := r.Count(d); n > 0 {
 			fmt.Fprintf(&b, ", %s %d", d, n)
 		}
@@ -545,6 +551,13 @@ func (w *walk[T]) partition(ctx context.Context, pk string, rows []store.Entity)
 			w.add(f)
 		}
 		if ps.ent != nil {
+			bf, err := w.m.blobFindings(ctx, pk, id, ps.ent)
+			if err != nil {
+				return err
+			}
+			for _, f := range bf {
+				w.add(f)
+			}
 			w.rep.Entities++
 			inf, err := w.m.infoOf(pk, ps.ent)
 			if err != nil {
@@ -994,9 +1007,12 @@ func (m *Model[T]) mend(ctx context.Context, todo []Finding, unknown map[eventua
 			continue
 		}
 		var err error
-		if f.scope == inIndex {
+		switch f.scope {
+		case inIndex:
 			err = m.mendIndex(ctx, f)
-		} else {
+		case inBlob:
+			err = fmt.Errorf("%w: Repair cannot restore a blob's bytes: write the value again", ErrBlobMissing)
+		default:
 			err = m.mendCopy(ctx, f)
 		}
 		f.Outcome, f.Err = outcomeOf(err), err
@@ -1087,7 +1103,7 @@ func (m *Model[T]) planRepair(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 	if err != nil {
 		return err
 	}
-	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: maps.Clone(props)}
+	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: withRefs(props, blobRefs(ps.ent))}
 	m.stampSum(ent.Properties)
 	if err := tx.Update("entity", ent, store.Replace, ps.ent.ETag); err != nil {
 		return err

@@ -1,18 +1,22 @@
 package model_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-
+	"hash/crc32"
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/model"
+	"github.com/tablekit/tablekit/patterns/large"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -25,6 +29,14 @@ type Employee struct {
 	LastName string
 	Team     string
 	N        int
+	Photo    []byte `table:"-"` // kept in a blob with fBlob
+}
+
+// sameProps reports whether a and b hold the same properties (the photo,
+// which a read does not fetch, left out).
+func sameProps(a, b Employee) bool {
+	a.Photo, b.Photo = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // feature names of the composition tests.
@@ -35,12 +47,14 @@ const (
 	fGIndex  = "gindex"  // GlobalIndex("lastname")
 	fLog     = "log"
 	fCopy    = "copy" // CopyTo("card"): Email and LastName onto a card row
+	fBlob    = "blob" // Blob("photo"): Photo in a blob
 )
 
-var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy}
+var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy, fBlob}
 
-// cardsTable is the table of the card rows of the fixture being built.
-var cardsTable string
+// cardsTable is the table of the card rows of the fixture being built,
+// blobContainer the container of its photos.
+var cardsTable, blobContainer string
 
 func cardOf(e *Employee) (string, string) { return "cards", mustJoin(e.Dept, e.ID) }
 
@@ -60,6 +74,8 @@ func features(names []string) []model.Feature[Employee] {
 			out = append(out, model.Log[Employee]())
 		case fCopy:
 			out = append(out, model.CopyTo("card", cardsTable, cardOf, "Email", "LastName"))
+		case fBlob:
+			out = append(out, model.Blob("photo", blobContainer, func(e *Employee) *[]byte { return &e.Photo }))
 		}
 	}
 	return out
@@ -75,6 +91,8 @@ type fixture struct {
 	mo    model.Options
 	names []string
 	cards string
+	blobs string // the photos' container (fBlob)
+	skew  atomic.Int64
 	eng   *eventual.Engine
 	m     *model.Model[Employee]
 }
@@ -100,8 +118,18 @@ func newFixture(t *testing.T, e eventualtest.Env, st store.Store, names []string
 			}
 		}
 	}
+	if f.has(fBlob) {
+		f.blobs = "p" + strings.ToLower(f.table)
+		c := e.B.Store.Container(f.blobs)
+		if err := c.Create(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background()) })
+	}
 	f.o = e.Opts("model")
-	f.mo = model.Options{Now: e.Now}
+	// The model's clock: the env's, which pastGrace moves past the blobs'
+	// grace period on Azurite too (the service's clock cannot be moved).
+	f.mo = model.Options{Now: func() time.Time { return e.Now().Add(time.Duration(f.skew.Load())) }}
 	// The queues are made once, through the real store.
 	eventualtest.NewEngine(t, e.B.Store, f.o)
 	f.restart(t)
@@ -116,7 +144,7 @@ func (f *fixture) restart(t *testing.T) {
 	}
 	mo := f.mo
 	mo.Engine = eng
-	cardsTable = f.cards
+	cardsTable, blobContainer = f.cards, f.blobs
 	m, err := model.Define(f.st, f.table, &mo, features(f.names)...)
 	if err != nil {
 		t.Fatal(err)
@@ -139,16 +167,126 @@ func (f *fixture) has(n string) bool {
 }
 
 // report is what the independent check of a drained table found.
+// orphans (blobs no entity names) are not bad by themselves: a crash
+// leaves them until the sweep; the tests that sweep check them.
 type report struct {
-	entities, copies, logRows, claimsLeft int
-	lost, duplicated, older               []string
+	entities, copies, logRows, claimsLeft, blobs int
+	lost, duplicated, older, orphans             []string
 }
 
 func (r report) bad() bool { return len(r.lost)+len(r.duplicated)+len(r.older) > 0 }
 
 func (r report) String() string {
-	return fmt.Sprintf("entities %d, copies %d, log rows %d, claims left %d: lost %d %v, duplicated %d %v, older-over-newer %d %v",
-		r.entities, r.copies, r.logRows, r.claimsLeft, len(r.lost), r.lost, len(r.duplicated), r.duplicated, len(r.older), r.older)
+	return fmt.Sprintf("entities %d, copies %d, log rows %d, claims left %d, blobs %d: lost %d %v, duplicated %d %v, older-over-newer %d %v, orphan blobs %d %v",
+		r.entities, r.copies, r.logRows, r.claimsLeft, r.blobs, len(r.lost), r.lost, len(r.duplicated), r.duplicated, len(r.older), r.older, len(r.orphans), r.orphans)
+}
+
+// pastGrace lets the blobs' grace period go by: the fake clock moves on
+// memstore, the model's clock on Azurite.
+func (f *fixture) pastGrace() {
+	d := model.DefaultBlobGrace + time.Minute
+	if f.e.Fake() {
+		f.e.Pass(d)
+		return
+	}
+	f.skew.Add(int64(d))
+}
+
+// sweep runs the model's blob sweep past the grace period.
+func (f *fixture) sweep(t *testing.T) model.BlobSweepReport {
+	t.Helper()
+	if !f.has(fBlob) {
+		return model.BlobSweepReport{}
+	}
+	f.pastGrace()
+	rep, err := f.m.SweepBlobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// holds reports whether entity got, as Get returned it, is want: its
+// properties, and (with fBlob) the photo ReadBlob reads, none for a nil
+// or empty want.Photo.
+func (f *fixture) holds(t *testing.T, got, want *Employee) bool {
+	t.Helper()
+	g := *got
+	g.ETag = ""
+	if !sameProps(g, *want) {
+		return false
+	}
+	if !f.has(fBlob) {
+		return true
+	}
+	b, err := f.m.ReadBlob(context.Background(), got.Dept, got.ID, "photo")
+	if len(want.Photo) == 0 {
+		return store.EntityNotFound(err)
+	}
+	return err == nil && bytes.Equal(b, want.Photo)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// verifyBlobs checks, independently of the model's code, that every
+// entity's reference names a blob of the container that holds the
+// length and CRC-32C it records (lost otherwise), and lists the blobs no
+// entity names (orphans; the markers of moves beside a blob aside).
+func (f *fixture) verifyBlobs(t *testing.T, rows []store.Entity, r *report) {
+	t.Helper()
+	ctx := context.Background()
+	c := f.e.B.Store.Container(f.blobs)
+	named := map[string]bool{}
+	for _, row := range rows {
+		s, _ := row.Properties[model.BlobPropertyPrefix+"photo"].(string)
+		if s == "" {
+			continue
+		}
+		if p, _ := keys.Split(row.RowKey); len(p) != 2 || p[0] != "e" {
+			r.duplicated = append(r.duplicated, fmt.Sprintf("row (%q, %q) is not an entity and names a blob", row.PartitionKey, row.RowKey))
+			continue
+		}
+		ref, err := large.ParseRef(s)
+		if err != nil {
+			r.lost = append(r.lost, fmt.Sprintf("entity (%q, %q): reference %q: %v", row.PartitionKey, row.RowKey, s, err))
+			continue
+		}
+		named[ref.Blob] = true
+		data, _, err := c.Get(ctx, ref.Blob)
+		switch {
+		case err != nil:
+			r.lost = append(r.lost, fmt.Sprintf("entity (%q, %q) names blob %s: %v", row.PartitionKey, row.RowKey, ref.Blob, err))
+		case int64(len(data)) != ref.Size || crc32.Checksum(data, castagnoli) != ref.CRC32C:
+			r.lost = append(r.lost, fmt.Sprintf("entity (%q, %q): blob %s does not hold what its reference records", row.PartitionKey, row.RowKey, ref.Blob))
+		}
+	}
+	all := map[string]bool{}
+	var names []string
+	for marker := ""; ; {
+		page, err := c.List(ctx, store.BlobListOptions{Marker: marker})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Blobs {
+			all[b.Name] = true
+			names = append(names, b.Name)
+		}
+		if marker = page.NextMarker; marker == "" {
+			break
+		}
+	}
+	for _, n := range names {
+		r.blobs++
+		if main, ok := strings.CutSuffix(n, ".moved"); ok {
+			if !all[main] {
+				r.orphans = append(r.orphans, n+" (a marker without its blob)")
+			}
+			continue
+		}
+		if !named[n] {
+			r.orphans = append(r.orphans, n)
+		}
+	}
 }
 
 type stored struct {
@@ -186,6 +324,9 @@ func (f *fixture) verify(t *testing.T) report {
 			t.Fatal(err)
 		}
 		rows = append(rows, row)
+	}
+	if f.has(fBlob) {
+		f.verifyBlobs(t, rows, &r)
 	}
 	entKey := func(pk, id string) string { k, _ := keys.Join(pk, id); return k }
 	for _, row := range rows {
@@ -307,7 +448,23 @@ func (f *fixture) verify(t *testing.T) report {
 	sort.Strings(r.lost)
 	sort.Strings(r.duplicated)
 	sort.Strings(r.older)
+	sort.Strings(r.orphans)
 	return r
+}
+
+// photo draws the photo of write i: empty (none) or 1 to 3,000 bytes
+// (a value the write of another i never holds).
+func photo(r interface{ IntN(int) int }, i int) []byte {
+	n := r.IntN(4) * r.IntN(1000)
+	if n == 0 {
+		return []byte{}
+	}
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(i*7 + j*31)
+	}
+	copy(b, fmt.Sprintf("photo %d:", i))
+	return b
 }
 
 func mustJoin(parts ...string) string {

@@ -84,11 +84,23 @@ type Options struct {
 	// minute). A writer slower than this can lose the value to another
 	// entity; the copy step then reports ErrHeldTwice.
 	ClaimLease time.Duration
-	// Now is the clock of claims (default time.Now).
+	// Now is the clock of claims and of blob ages (default time.Now).
 	Now func() time.Time
+	// MaxBlobSize bounds the value of a Blob property (default
+	// DefaultMaxBlobSize, at most MaxBlobSizeLimit): a larger value is
+	// refused before anything is written.
+	MaxBlobSize int64
+	// BlobGrace is how old a blob no entity names must be before
+	// SweepBlobs removes it (default DefaultBlobGrace). A write commits
+	// within BlobGrace/2 of writing its blobs, or fails with
+	// ErrBlobStale, so a sweep never removes a blob a write is about to
+	// name while the sweeper's clock is within BlobGrace/2 of the
+	// service's.
+	BlobGrace time.Duration
 }
 
-// Feature is one thing a declaration adds to its type: an index, a log.
+// Feature is one thing a declaration adds to its type: an index, a log,
+// a copy, a blob.
 type Feature[T any] struct {
 	kind   featureKind
 	name   string
@@ -99,6 +111,9 @@ type Feature[T any] struct {
 	table  string
 	target func(*T) (pk, rk string)
 	props  []string
+	// a property kept in a blob (Blob)
+	container string
+	bytes     func(*T) *[]byte
 }
 
 type featureKind int
@@ -107,6 +122,7 @@ const (
 	featIndex featureKind = iota + 1
 	featLog
 	featCopy
+	featBlob
 )
 
 // Unique declares a unique index within the entity's partition: two
@@ -168,6 +184,8 @@ type Model[T any] struct {
 	specs  []*Feature[T]
 	byName map[string]*Feature[T]
 	log    bool
+	blobs  []*Feature[T] // Blob features, in declaration order
+	ids    *keys.IDGenerator
 }
 
 var indexName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
@@ -205,6 +223,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if err := blobDefaults(&o); err != nil {
+		return nil, err
+	}
 	var zero T
 	if _, err := mapper.Encode(&zero); err != nil {
 		return nil, fmt.Errorf("model: %T: %w", zero, err)
@@ -231,6 +252,10 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 			}
 			m.byName[f.name] = &f
 			m.specs = append(m.specs, &f)
+		case featBlob:
+			if err := m.addBlob(&f); err != nil {
+				return nil, err
+			}
 		case featIndex:
 			if !indexName.MatchString(f.name) {
 				return nil, refuse("index name %q: 1 to 63 letters, digits or _, starting with a letter", f.name)
@@ -248,6 +273,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 		}
 	}
 	if err := m.eng.Handle(m.step, eventual.StepHandler{Check: m.checkStep, Run: m.runStep}); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if err := m.handleBlobs(); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	m.register()

@@ -112,6 +112,9 @@ func (m *Model[T]) Move(ctx context.Context, pk, id string, dst *Model[T], dstPK
 	if !found || moving(&cur) {
 		return m.planMove(ctx, nil, src, to, "", ifMatch)
 	}
+	if err := m.blobsFit(dst, &cur); err != nil {
+		return err
+	}
 	resv, err := dst.reserve(ctx, to, src)
 	if err != nil {
 		return err
@@ -189,7 +192,20 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 			return refuse("move: entity %q has %d log rows, Move carries at most %d", id, len(logs), MaxMovedLog)
 		}
 	}
-	marker := store.Entity{PartitionKey: pk, RowKey: ek, Properties: maps.Clone(props)}
+	// The marker and the arrival name the entity's blobs, marked first
+	// as moved (SweepBlobs leaves them alone).
+	if d, _ := registry.Load(regKey{m.eng, to.Table}); d != nil {
+		if dst, ok := d.(*Model[T]); ok {
+			if err := m.blobsFit(dst, &cur); err != nil {
+				return err
+			}
+		}
+	}
+	if err := m.markMoved(ctx, &cur); err != nil {
+		return err
+	}
+	refs := blobRefs(&cur)
+	marker := store.Entity{PartitionKey: pk, RowKey: ek, Properties: withRefs(props, refs)}
 	marker.Properties[MovedToProperty] = srcString(to)
 	if err := tx.Update("entity", marker, store.Replace, cur.ETag); err != nil {
 		return err
@@ -206,7 +222,7 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 			}
 		}
 	}
-	steps := []eventual.Step{m.moveStep(actMove, to.Table, store.Entity{PartitionKey: to.PartitionKey, RowKey: ek, Properties: props})}
+	steps := []eventual.Step{m.moveStep(actMove, to.Table, store.Entity{PartitionKey: to.PartitionKey, RowKey: ek, Properties: withRefs(props, refs)})}
 	for i, lr := range logs {
 		if err := tx.Delete(fmt.Sprintf("log %d", i), lr.RowKey, store.ETagAny); err != nil {
 			return err
@@ -397,6 +413,7 @@ func (m *Model[T]) runMove(ctx context.Context, op eventual.Operation, s eventua
 // arrive writes an entity that moved here, with its partition copies, its
 // log, and the intent for its copies elsewhere, in one transaction.
 func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string]any, src eventual.Ref, v int64, logs []store.Entity) error {
+	props, refs := splitRefs(props) // the entity row alone names its blobs
 	from := srcString(src) + "@" + strconv.FormatInt(v, 10)
 	token, err := newToken()
 	if err != nil {
@@ -422,7 +439,7 @@ func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string
 			return err
 		}
 		cur, err := m.st.Table(m.table).Get(ctx, pk, ek, nil)
-		ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: maps.Clone(props)}
+		ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: withRefs(props, refs)}
 		m.stampSum(ent.Properties)
 		switch {
 		case store.EntityNotFound(err):

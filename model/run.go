@@ -18,6 +18,9 @@ type RunOptions struct {
 	// MeasureEvery is the pause between readings of the backlog that
 	// Runner.Health reports (default 1 minute).
 	MeasureEvery time.Duration
+	// BlobSweepEvery is the pause between the SweepBlobs runs of each
+	// model with a Blob (default 1 hour).
+	BlobSweepEvery time.Duration
 	// Logger receives every error of the worker, the sweeps, the measure
 	// and Jobs (default slog.Default()).
 	Logger *slog.Logger
@@ -32,7 +35,9 @@ type RunOptions struct {
 // NewRunner returns the runner (core/runner) of the background work of
 // the models defined on eng: the engine's worker, a sweep of each table's
 // outbox every SweepEvery, a measure of the backlog every MeasureEvery
-// (eventual.Engine.Jobs names them), and opts.Jobs. tables are the entity
+// (eventual.Engine.Jobs names them), the SweepBlobs of each of those
+// models that declares a Blob every BlobSweepEvery ("model/<table>/blobs"),
+// and opts.Jobs. tables are the entity
 // tables of the models whose outboxes to sweep; nil takes the table of
 // every model defined on eng so far (in name order). Define every model
 // that writes through eng before: the worker runs their steps. Its Run
@@ -53,12 +58,29 @@ func NewRunner(eng *eventual.Engine, tables []string, opts *RunOptions) (*runner
 	if o.MeasureEvery < 0 {
 		return nil, refuse("RunOptions.MeasureEvery %s is negative", o.MeasureEvery)
 	}
+	if o.BlobSweepEvery < 0 {
+		return nil, refuse("RunOptions.BlobSweepEvery %s is negative", o.BlobSweepEvery)
+	}
+	if o.BlobSweepEvery == 0 {
+		o.BlobSweepEvery = time.Hour
+	}
 	if tables == nil {
 		tables = modelTables(eng)
 	}
 	jobs, err := eng.Jobs(tables, &eventual.JobOptions{SweepEvery: o.SweepEvery, MeasureEvery: o.MeasureEvery})
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range tables {
+		if v, ok := registry.Load(regKey{eng, t}); ok {
+			if b, ok := v.(blobSweeper); ok && b.hasBlobs() {
+				j, err := b.SweepBlobsJob(o.BlobSweepEvery)
+				if err != nil {
+					return nil, err
+				}
+				jobs = append(jobs, j)
+			}
+		}
 	}
 	return runner.New(&runner.Options{Logger: o.Logger, OnError: o.OnError}, append(jobs, o.Jobs...)...)
 }

@@ -67,11 +67,11 @@ func TestReadYourWrites(t *testing.T) {
 		finds := func(stage string, want *Employee) {
 			t.Helper()
 			got, err := f.m.Find(ctx, "email", want.Email)
-			if err != nil || *got != *want {
+			if err != nil || !sameProps(*got, *want) {
 				t.Fatalf("%s: Find email %q = %+v, %v; want %+v", stage, want.Email, got, err, *want)
 			}
 			all, err := f.m.FindAll(ctx, "lastname", want.LastName)
-			if err != nil || len(all) != 1 || *all[0] != *want {
+			if err != nil || len(all) != 1 || !sameProps(*all[0], *want) {
 				t.Fatalf("%s: FindAll lastname %q = %v, %v; want %+v alone", stage, want.LastName, all, err, *want)
 			}
 		}

@@ -98,7 +98,7 @@ func (m *Model[T]) Delete(ctx context.Context, pk, id string, ifMatch store.ETag
 	if err := store.ValidateKeys(pk, id); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	_, err := m.write(ctx, wDelete, pk, id, nil, store.Replace, ifMatch)
+	_, err := m.write(ctx, wDelete, pk, id, nil, nil, store.Replace, ifMatch)
 	return err
 }
 
@@ -110,11 +110,15 @@ func (m *Model[T]) put(ctx context.Context, k writeKind, v *T, mode store.Update
 	if err != nil {
 		return err
 	}
+	blobs, err := m.blobValues(v)
+	if err != nil {
+		return err
+	}
 	var ifMatch store.ETag
 	if k == wUpdate {
 		ifMatch = mapper.ETagOf(v)
 	}
-	etag, err := m.write(ctx, k, pk, id, props, mode, ifMatch)
+	etag, err := m.write(ctx, k, pk, id, props, blobs, mode, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -131,12 +135,17 @@ type txWrite struct {
 	claims []heldClaim
 	prev   string // the entity in flight an arrival comes from
 	read   bool   // an insert reads the entity before planning
+	// the write's new blobs, put before it; the removal of the blobs the
+	// entity stops naming (steps of its operation)
+	blobs     *blobWrite
+	blobSteps []eventual.Step
 }
 
 // write plans and commits one write of entity (pk, id): props is the new
-// state as the caller gave it (nil for a delete). It returns the entity's
-// new ETag ("" when unknown or deleted).
-func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props map[string]any, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
+// state as the caller gave it (nil for a delete), blobs its blob values
+// (written first, under fresh names). It returns the entity's new ETag
+// ("" when unknown or deleted).
+func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props map[string]any, blobs *blobWrite, mode store.UpdateMode, ifMatch store.ETag) (store.ETag, error) {
 	ek, err := entityKey(id)
 	if err != nil {
 		return "", refuse("id %q: %v", id, err)
@@ -145,9 +154,12 @@ func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props 
 	if err != nil {
 		return "", err
 	}
+	if err := m.putBlobs(ctx, pk, id, blobs); err != nil {
+		return "", err
+	}
 	var w txWrite
 	res, err := m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
-		w.labels = map[string][2]string{}
+		w.labels, w.blobs = map[string][2]string{}, blobs
 		return m.plan(ctx, tx, &w, token, k, pk, id, ek, props, mode, ifMatch)
 	})
 	if k == wInsert && entityTaken(err) {
@@ -157,13 +169,14 @@ func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props 
 		m.release(ctx, w.claims)
 		w = txWrite{read: true}
 		res, err = m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
-			w.labels = map[string][2]string{}
+			w.labels, w.blobs = map[string][2]string{}, blobs
 			return m.plan(ctx, tx, &w, token, k, pk, id, ek, props, mode, ifMatch)
 		})
 	}
 	if err != nil {
 		if !errors.Is(err, store.ErrUnknownOutcome) {
 			m.release(ctx, w.claims)
+			m.dropBlobs(ctx, blobs) // not committed: no row names them
 		}
 		return "", m.named(ctx, pk, err, w.labels)
 	}
@@ -253,6 +266,9 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 	ent := store.Entity{PartitionKey: pk, RowKey: ek, Properties: maps.Clone(newProps)}
 	if ent.Properties != nil {
 		m.stampSum(ent.Properties)
+	}
+	if err := m.planBlobs(w, k, found, &cur, mode, ent.Properties); err != nil {
+		return err
 	}
 	switch {
 	case k == wDelete:
@@ -380,7 +396,7 @@ func (m *Model[T]) planGlobal(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 			dels = append(dels, m.newStep(f, actDel, c, ""))
 		}
 	}
-	steps := append(dels, puts...)
+	steps := append(append(dels, puts...), w.blobSteps...)
 	if len(steps) == 0 {
 		return nil
 	}
