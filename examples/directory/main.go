@@ -3,8 +3,8 @@
 // employees found by unique email and by last name across departments,
 // each department showing its manager's name and phone (a copy the model
 // keeps), employees moved to an archive, a newest-first audit log per
-// employee, and a profile photo of up to 5 MB in a blob. It runs on
-// memstore by default; pass -conn (or set TABLEKIT_CONN or
+// employee, and a profile photo of up to 5 MB in a blob (model.Blob).
+// It runs on memstore by default; pass -conn (or set TABLEKIT_CONN or
 // TABLEKIT_AZURITE_CONN) to run it against Azurite or Azure.
 //
 //	go run ./examples/directory -addr 127.0.0.1:8080
@@ -119,7 +119,8 @@ func Handler(s *Storage) http.Handler {
 				*f[0] = *f[1] // the fields given change
 			}
 		}
-		reply(w, http.StatusOK, cur, s.Staff.Update(r.Context(), cur, store.Replace)) // over cur's ETag
+		// A Merge over cur's ETag: the photo, which Get does not read, stays.
+		reply(w, http.StatusOK, cur, s.Staff.Update(r.Context(), cur, store.Merge))
 	})
 	mux.HandleFunc("POST /employees/{dept}/{id}/archive", func(w http.ResponseWriter, r *http.Request) {
 		err := s.MoveToArchive(r.Context(), r.PathValue("dept"), r.PathValue("id"))
@@ -153,10 +154,6 @@ func Handler(s *Storage) http.Handler {
 		}
 		if len(data) == 0 {
 			fail(w, http.StatusBadRequest, "photo: the body is empty")
-			return
-		}
-		if _, err := s.Staff.Get(r.Context(), r.PathValue("dept"), r.PathValue("id")); err != nil {
-			reply(w, 0, nil, err)
 			return
 		}
 		reply(w, http.StatusNoContent, nil, s.PutPhoto(r.Context(), r.PathValue("dept"), r.PathValue("id"), data))

@@ -68,6 +68,23 @@ func (c client) want(status int, method, path, body string, out any) string {
 	return b
 }
 
+// blobs lists the photos in the container (a move leaves an empty
+// marker beside the blob it carried, for the model's sweep).
+func blobs(t *testing.T, s *Storage) []string {
+	t.Helper()
+	page, err := s.photos.List(context.Background(), store.BlobListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range page.Blobs {
+		if !strings.HasSuffix(b.Name, ".moved") {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
 // eventually retries check until it holds (the worker's copies).
 func eventually(t *testing.T, what string, check func() bool) {
 	t.Helper()
@@ -154,10 +171,24 @@ func testDirectory(t *testing.T, st store.Store) {
 		t.Fatalf("a photo over 5 MB: %s", b)
 	}
 	c.want(404, "PUT", "/employees/sales/nobody/photo", "x", nil)
+	c.want(404, "GET", "/employees/ops/e2/photo", "", nil) // none
+	// The photo is in a blob; the row, its copies and the log hold its
+	// reference or nothing, never the bytes; a PATCH (a Merge) keeps it.
+	c.want(200, "PATCH", "/employees/sales/e1", `{"firstName":"Anne"}`, &e)
+	if got := c.want(200, "GET", "/employees/sales/e1/photo", "", nil); got != string(photo) {
+		t.Fatalf("photo after a PATCH: %d bytes back, want %d", len(got), len(photo))
+	}
+	photo2 := bytes.Repeat([]byte("GIF89a"), 1000)
+	c.want(204, "PUT", "/employees/sales/e1/photo", string(photo2), nil)
+	if got := c.want(200, "GET", "/employees/sales/e1/photo", "", nil); got != string(photo2) {
+		t.Fatalf("the new photo: %d bytes back, want %d", len(got), len(photo2))
+	}
+	// The old photo's blob goes once the worker ran: one blob left.
+	eventually(t, "the old photo's blob removed", func() bool { return len(blobs(t, s)) == 1 })
 	// The log, newest first.
 	var log []entry
 	c.want(200, "GET", "/employees/sales/e1/log", "", &log)
-	if len(log) != 2 || log[0].Op != "update" || log[1].Op != "insert" || log[0].Employee.Phone != "555-0199" {
+	if len(log) != 5 || log[0].Op != "update" || log[4].Op != "insert" || log[0].Employee.Phone != "555-0199" || log[0].Employee.FirstName != "Anne" {
 		t.Fatalf("log: %+v", log)
 	}
 	c.want(400, "GET", "/employees/sales/e1/log?n=zero", "", nil)
@@ -174,8 +205,12 @@ func testDirectory(t *testing.T, st store.Store) {
 		t.Fatalf("by last name after the archive: %+v", all)
 	}
 	c.want(200, "GET", "/employees/sales/e1/log", "", &log)
-	if len(log) != 3 || log[0].Op != "move" || log[1].Op != "update" {
+	if len(log) != 6 || log[0].Op != "move" || log[1].Op != "update" {
 		t.Fatalf("log after the archive: %+v", log)
+	}
+	// The photo moved with the employee: the same blob, read in the archive.
+	if b, err := s.Archive.ReadBlob(ctx, "sales", "e1", "photo"); err != nil || !bytes.Equal(b, photo2) || len(blobs(t, s)) != 1 {
+		t.Fatalf("the archived photo: %d bytes, %v; blobs %v", len(b), err, blobs(t, s))
 	}
 	eventually(t, "the manager's copy removed", func() bool {
 		d = Department{}
@@ -202,7 +237,8 @@ func testDirectory(t *testing.T, st store.Store) {
 		}
 	}
 	ops := strings.ToLower(prefix) + "-ops"
-	if got, want := strings.Join(names, " "), ops+"/worker "+ops+"/sweep/"+prefix+"Staff "+ops+"/sweep/"+prefix+"Archive "+ops+"/backlog"; got != want {
+	if got, want := strings.Join(names, " "), ops+"/worker "+ops+"/sweep/"+prefix+"Staff "+ops+"/sweep/"+prefix+"Archive "+ops+"/backlog "+
+		"model/"+prefix+"Staff/blobs model/"+prefix+"Archive/blobs"; got != want {
 		t.Fatalf("jobs %q, want %q", got, want)
 	}
 	if len(h.Failing) != 0 || h.Backlog.Poisoned != 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"path"
 	"strings"
 
 	"github.com/tablekit/tablekit/core/eventual"
@@ -26,6 +25,7 @@ type Employee struct {
 	LastName  string     `json:"lastName"`
 	Phone     string     `json:"phone"`
 	Manages   string     `json:"manages,omitempty"` // a department's id
+	Photo     []byte     `table:"-" json:"-"`       // in a blob (model.Blob): Get leaves it nil
 }
 
 // Department holds its manager's names and phone, copied by the model.
@@ -38,9 +38,8 @@ type Department struct {
 	Phone     string `json:"managerPhone,omitempty"`
 }
 
-// Storage declares the model (Staff, with its indexes, log and copy, and
-// Archive), holds the photos container, and the runner of the model's
-// background work.
+// Storage declares the model (Staff with its indexes, log, copy and
+// photo; Archive with its log and photo) and the runner of its work.
 type Storage struct {
 	eng            *eventual.Engine
 	Staff, Archive *model.Model[Employee] // the declaration: read and write through them
@@ -74,15 +73,17 @@ func Open(ctx context.Context, st store.Store, prefix string, run *model.RunOpti
 		}
 		return "dept", e.Manages
 	}
-	s.Staff, err = model.Define(st, s.tables[0], &model.Options{Engine: eng},
+	// The photo in a blob; Archive declares it too, so a move carries it.
+	photo := model.Blob("photo", s.photos.Name(), func(e *Employee) *[]byte { return &e.Photo })
+	s.Staff, err = model.Define(st, s.tables[0], &model.Options{Engine: eng, MaxBlobSize: MaxPhoto},
 		model.GlobalUnique("email", func(e *Employee) string { return e.Email }),
 		model.GlobalIndex("lastname", func(e *Employee) string { return e.LastName }),
 		model.Log[Employee](),
-		model.CopyTo("manager", s.tables[2], manages, "FirstName", "LastName", "Phone"))
+		model.CopyTo("manager", s.tables[2], manages, "FirstName", "LastName", "Phone"), photo)
 	if err != nil {
 		return nil, err
 	}
-	s.Archive, err = model.Define(st, s.tables[1], &model.Options{Engine: eng}, model.Log[Employee]())
+	s.Archive, err = model.Define(st, s.tables[1], &model.Options{Engine: eng, MaxBlobSize: MaxPhoto}, model.Log[Employee](), photo)
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +132,18 @@ func (s *Storage) Department(ctx context.Context, id string) (*Department, error
 	return &d, mapper.Decode(row, &d)
 }
 
-// PutPhoto stores the employee's photo (at most MaxPhoto bytes, the
-// handler's limit) in a blob of the container: the model has no blobs.
+// PutPhoto replaces the employee's photo (at most MaxPhoto bytes): a
+// Merge of the employee as read, over its ETag, with the photo set.
 func (s *Storage) PutPhoto(ctx context.Context, dept, id string, data []byte) error {
-	_, err := s.photos.Put(ctx, path.Join(dept, id), data, nil)
-	return err
+	e, err := s.Staff.Get(ctx, dept, id)
+	if err != nil {
+		return err
+	}
+	e.Photo = data
+	return s.Staff.Update(ctx, e, store.Merge)
 }
 
+// Photo reads the employee's photo: its row, then the blob it names.
 func (s *Storage) Photo(ctx context.Context, dept, id string) ([]byte, error) {
-	b, _, err := s.photos.Get(ctx, path.Join(dept, id))
-	return b, err
+	return s.Staff.ReadBlob(ctx, dept, id, "photo")
 }
