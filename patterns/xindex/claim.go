@@ -6,118 +6,66 @@ import (
 	"iter"
 
 	"github.com/tablekit/tablekit/core/eventual"
-	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/claims"
 	"github.com/tablekit/tablekit/internal/naming"
+	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
-// heldClaim is a claim this write made: released (If-Match its ETag) if
-// the write surely did not commit.
-type heldClaim struct {
-	tbl     store.Table
-	pk, rk  string
-	etag    store.ETag
-	release bool // a bare claim this write stamped, not a copy it found
+// newRules returns the judgement of x's claim and copy rows
+// (internal/claims, which model's global indexes share): owners are
+// entities of x's table, named on the rows by their keys alone.
+func (x *Table[T]) newRules() *claims.Rules {
+	return &claims.Rules{Store: x.st, Prefix: "xindex", Lease: x.o.ClaimLease, Now: x.o.Now, OwnerTable: x.name,
+		Current: x.judge, Contended: errContended,
+		Taken: func(p claims.Place, _ eventual.Ref) *store.Error {
+			return exists("xindex: row (%q, %q) of table %s exists, another entity's", p.PK, naming.Cut(p.RK), p.Table)
+		},
+		HeldTwice: func(p claims.Place, holder, claimant eventual.Ref, _ int64) error {
+			return &HeldTwiceError{Table: p.Table, Partition: p.PK, IndexName: p.Index, Value: valueOf(p.RK),
+				Holder: Ref{PartitionKey: holder.PartitionKey, RowKey: holder.RowKey}, Claimant: Ref{PartitionKey: claimant.PartitionKey, RowKey: claimant.RowKey},
+				Err: exists("xindex: row (%q, %q) of table %s exists, another entity's", p.PK, naming.Cut(p.RK), p.Table)}
+		}}
 }
 
-// claimRow is the row that claims a unique value for owner.
-func (x *Table[T]) claimRow(c claimAt, token string) store.Entity {
-	return store.Entity{PartitionKey: c.at.pk, RowKey: c.at.rk, Properties: map[string]any{
-		SourcePartitionProperty: c.owner.PartitionKey, SourceRowProperty: c.owner.RowKey,
-		ClaimProperty: token, ClaimedProperty: x.o.Now().UTC(), eventual.VersionProperty: int64(0)}}
+// judge reads entity o as stored for the row at p: whether it exists, its
+// version, and whether it holds the row's value now.
+func (x *Table[T]) judge(ctx context.Context, p claims.Place, o eventual.Ref) (found bool, version int64, holds bool, err error) {
+	s, err := x.spec(p.Index)
+	if err != nil || o.RowKey == "" {
+		return false, 0, false, err
+	}
+	e, found, err := x.source(ctx, Ref{PartitionKey: o.PartitionKey, RowKey: o.RowKey})
+	if err != nil || !found {
+		return false, 0, false, err
+	}
+	var t T
+	if err := mapper.Decode(e, &t); err != nil {
+		return true, eventual.VersionOf(&e), false, err
+	}
+	return true, eventual.VersionOf(&e), s.value(&t) == valueOf(p.RK), nil
+}
+
+// place is the row of index s at (table, pk, rk).
+func place[T any](s *Spec[T], table, pk, rk string) claims.Place {
+	return claims.Place{Table: table, PK: pk, RK: rk, Index: s.name, Value: valueOf(rk)}
 }
 
 // claim reserves a unique value for its entity before the entity write:
-// a free value gets a claim row; the entity's own copy or claim is kept
-// (a bare claim is stamped with this write's token, so that another
-// write of the entity that fails cannot release it); a value held by
-// another entity is refused; a claim or copy of an entity that no longer
-// holds the value is taken over once its lease is out.
-func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (heldClaim, error) {
-	s, err := x.spec(c.spec)
-	if err != nil {
-		return heldClaim{}, err
+// a free value gets a claim row; the entity's own copy or claim is
+// stamped with this write's token (so that another write of the entity
+// that fails cannot release it, and a removal of the copy on the way
+// leaves a claim); a value held by another entity is refused; a claim or
+// copy of an entity that no longer holds the value is taken over once
+// its lease is out. claims.Rules.Claim judges the row.
+func (x *Table[T]) claim(ctx context.Context, c claimAt, token string) (claims.Held, error) {
+	if _, err := x.spec(c.spec); err != nil {
+		return claims.Held{}, err
 	}
-	tbl := x.st.Table(c.at.table)
-	want := x.claimRow(c, token)
-	for range maxRounds {
-		cur, err := tbl.Get(ctx, c.at.pk, c.at.rk, nil)
-		switch {
-		case store.EntityNotFound(err):
-			etag, err := tbl.Insert(ctx, want)
-			if retryable(err) {
-				continue
-			}
-			if err != nil {
-				return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, naming.Cut(c.at.value), err)
-			}
-			return heldClaim{tbl: tbl, pk: c.at.pk, rk: c.at.rk, etag: etag, release: true}, nil
-		case err != nil:
-			return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, naming.Cut(c.at.value), err)
-		}
-		owner := ownerOf(&cur)
-		if owner == c.owner {
-			w := want
-			if eventual.VersionOf(&cur) > 0 {
-				// Its own copy, whose removal (from an earlier write that
-				// gave the value up) may be on the way: stamp the claim on
-				// it, so the removal leaves a claim instead of a hole
-				// another entity could claim.
-				w = store.Entity{PartitionKey: want.PartitionKey, RowKey: want.RowKey, Properties: map[string]any{
-					ClaimProperty: token, ClaimedProperty: want.Properties[ClaimedProperty]}}
-				_, err := tbl.Update(ctx, w, store.Merge, cur.ETag)
-				if retryable(err) {
-					continue
-				}
-				return heldClaim{}, err
-			}
-			// Its own bare claim: another write of the entity may hold
-			// it, in flight, so this write stamps it but never releases
-			// it (if every write fails, it expires).
-			_, err := tbl.Update(ctx, w, store.Replace, cur.ETag)
-			if retryable(err) {
-				continue
-			}
-			return heldClaim{}, err
-		}
-		holds, _, err := x.holds(ctx, s, owner, c.at.value)
-		if err != nil {
-			return heldClaim{}, err
-		}
-		dup := &partition.DuplicateError{Table: c.at.table, Partition: c.at.pk,
-			Row:       partition.Row{Label: "claim of index " + s.name, Index: -1, Kind: store.ActionInsert, RowKey: c.at.rk},
-			IndexName: s.name, Value: c.at.value, Holder: owner,
-			Err: exists("xindex: row (%q, %q) of table %s exists, another entity's", c.at.pk, naming.Cut(c.at.rk), c.at.table)}
-		if holds {
-			return heldClaim{}, dup
-		}
-		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && x.o.Now().Sub(claimedAt(&cur)) < x.o.ClaimLease {
-			// A write of the holder claimed the value recently and may
-			// still land.
-			dup.Pending = true
-			return heldClaim{}, dup
-		}
-		etag, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
-		if retryable(err) {
-			continue
-		}
-		if err != nil {
-			return heldClaim{}, err
-		}
-		return heldClaim{tbl: tbl, pk: c.at.pk, rk: c.at.rk, etag: etag, release: true}, nil
-	}
-	return heldClaim{}, fmt.Errorf("xindex: claim %s %q: %w", c.spec, naming.Cut(c.at.value), errContended)
-}
-
-// release removes the bare claims of a write that did not commit, if no
-// one wrote them since (best effort: an orphan claim expires).
-func (x *Table[T]) release(ctx context.Context, held []heldClaim) {
-	for _, h := range held {
-		if h.release {
-			_ = h.tbl.Delete(context.WithoutCancel(ctx), h.pk, h.rk, h.etag)
-		}
-	}
+	return x.rules.Claim(ctx, claims.Claim{
+		Place: claims.Place{Table: c.at.table, PK: c.at.pk, RK: c.at.rk, Index: c.spec, Value: c.at.value},
+		Owner: x.ref(c.owner), Token: token})
 }
 
 // Reap removes the claims of index whose lease ran out and whose entity
@@ -136,25 +84,21 @@ func (x *Table[T]) Reap(ctx context.Context, pk, index string) (int, error) {
 	}
 	n := 0
 	tbl := x.st.Table(s.table)
-	cutoff := x.o.Now().Add(-x.o.ClaimLease)
 	for c, err := range x.rows(ctx, s, pk, filter.Prop(eventual.VersionProperty).Eq(int64(0))) {
 		if err != nil {
 			return n, err
 		}
-		if !claimedAt(&c).Before(cutoff) {
-			continue
-		}
-		holds, _, err := x.holds(ctx, s, ownerOf(&c), valueOf(c.RowKey))
+		expired, err := x.rules.Expired(ctx, place(s, s.table, c.PartitionKey, c.RowKey), &c)
 		if err != nil {
 			return n, err
 		}
-		if holds {
-			continue // its copy is on the way
+		if !expired {
+			continue // young, or its copy is on the way
 		}
 		err = tbl.Delete(ctx, c.PartitionKey, c.RowKey, c.ETag)
 		if err == nil {
 			n++
-		} else if !store.EntityNotFound(err) && !retryable(err) {
+		} else if !store.EntityNotFound(err) && !claims.Retryable(err) {
 			return n, err
 		}
 	}

@@ -3,7 +3,6 @@ package xindex
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/naming"
@@ -66,12 +65,6 @@ func ownerOf(e *store.Entity) Ref {
 	pk, _ := e.Properties[SourcePartitionProperty].(string)
 	rk, _ := e.Properties[SourceRowProperty].(string)
 	return Ref{PartitionKey: pk, RowKey: rk}
-}
-
-// claimedAt reads when a claim row was claimed.
-func claimedAt(e *store.Entity) time.Time {
-	t, _ := e.Properties[ClaimedProperty].(time.Time)
-	return t
 }
 
 // isTk reports a property of the package's or the engine's own.

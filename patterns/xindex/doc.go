@@ -25,15 +25,18 @@
 // older copy over a newer one, a changed value removes the old copy and
 // writes the new one, and a delete removes every copy.
 //
-// A unique value cannot be refused atomically across partitions. Before
-// the entity write, the writer claims each new unique value with a claim
-// row at the copy's key (an insert, which the service refuses when the
-// key exists): a value another entity holds is refused at once with a
-// *partition.DuplicateError, nothing written. A claim whose write failed is
-// released; one left by a crashed writer expires after Options.ClaimLease
-// (Reap removes it). A duplicate that still slips through (a claim that
-// expired under a slow writer) is detected by the worker in the copy's
-// partition: the first holder keeps the copy, and the other entity's
+// A unique value cannot be refused atomically across partitions. Inside
+// the entity's transaction, before it commits, the writer claims each new
+// unique value with a claim row at the copy's key (an insert, which the
+// service refuses when the key exists, or a write over the ETag read): a
+// value another entity holds is refused at once with a
+// *partition.DuplicateError, nothing written; a write of the partition
+// meanwhile makes the transaction start over and claim again. A claim
+// whose write failed is released; one left by a crashed writer expires
+// after Options.ClaimLease (Reap removes it). A duplicate that still
+// slips through (a claim that expired under a slow writer, lost to an
+// entity of another partition sharing the index partition) is detected
+// by the worker in the copy's partition: the first holder keeps the copy, and the other entity's
 // operation fails with a *HeldTwiceError (ErrHeldTwice: a conflict of the
 // data, not a race), retried and then listed in the engine's poison queue
 // until one of the two entities gives up the value.

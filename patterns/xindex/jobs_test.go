@@ -29,7 +29,7 @@ func TestReapJob(t *testing.T) {
 		lease := 2 * time.Second
 		f := newFixture(t, e, "reapjob", st, xindex.Options{ClaimLease: lease})
 		for i, dept := range []string{"Sales", "Eng"} {
-			cs.Arm(2, true) // the Get of the claim row, then the claim's insert
+			cs.Arm(3, true) // the fence read, the Get of the claim row, then the claim's insert
 			if !eventualtest.Survive(func() { _ = f.x.Insert(ctx, emp(dept, i, "Bo", "Lin", "bo@x.com")) }) {
 				t.Fatal("no crash")
 			}
@@ -59,7 +59,7 @@ func TestReapJob(t *testing.T) {
 			t.Fatalf("claims left after the job: Sales %d, Eng %d", f.bareClaims(t, "Sales"), f.bareClaims(t, "Eng"))
 		}
 		// A failing partition is named, and the others are still reaped.
-		cs.Arm(2, true)
+		cs.Arm(3, true)
 		if !eventualtest.Survive(func() { _ = f.x.Insert(ctx, emp("Sales", 7, "Cy", "Ng", "cy@x.com")) }) {
 			t.Fatal("no crash")
 		}

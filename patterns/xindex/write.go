@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/claims"
 	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
@@ -15,10 +15,12 @@ import (
 
 // plan is what one write of an entity implies for its indexes: the copy
 // steps (deletes of the copies whose value went away, then a put of every
-// copy of the new state) and the unique values to claim first.
+// copy of the new state) and the unique values to claim first, under the
+// write's claim token (which its puts carry).
 type plan struct {
 	steps  []eventual.Step
 	claims []claimAt
+	token  string
 }
 
 type claimAt struct {
@@ -30,7 +32,7 @@ type claimAt struct {
 // plan compares the stored entity old (nil for none) with the new one
 // (nil for a delete). Every key is checked before anything is written.
 func (x *Table[T]) plan(old *store.Entity, oldV *T, e *store.Entity, v *T) (plan, error) {
-	var p plan
+	p := plan{token: claims.NewToken()}
 	var puts []eventual.Step
 	for i := range x.specs {
 		s := &x.specs[i]
@@ -46,7 +48,7 @@ func (x *Table[T]) plan(old *store.Entity, oldV *T, e *store.Entity, v *T) (plan
 					return p, fmt.Errorf("xindex: index %s: value %q: the copy cannot be stored: %w", s.name, naming.Cut(val), err)
 				}
 				now = at
-				puts = append(puts, x.step(s, actPut, row))
+				puts = append(puts, x.step(s, actPut, row, p.token))
 			}
 		}
 		if old != nil {
@@ -60,7 +62,7 @@ func (x *Table[T]) plan(old *store.Entity, oldV *T, e *store.Entity, v *T) (plan
 		if was.rk != "" && (was.pk != now.pk || was.rk != now.rk) {
 			owner := Ref{PartitionKey: old.PartitionKey, RowKey: old.RowKey}
 			p.steps = append(p.steps, x.step(s, actDel, store.Entity{PartitionKey: was.pk, RowKey: was.rk, Properties: map[string]any{
-				SourcePartitionProperty: owner.PartitionKey, SourceRowProperty: owner.RowKey}}))
+				SourcePartitionProperty: owner.PartitionKey, SourceRowProperty: owner.RowKey}}, ""))
 		}
 		if s.unique && now.rk != "" && (was.pk != now.pk || was.rk != now.rk) {
 			p.claims = append(p.claims, claimAt{spec: s.name, at: now, owner: Ref{PartitionKey: e.PartitionKey, RowKey: e.RowKey}})
@@ -264,21 +266,25 @@ func (x *Table[T]) remove(ctx context.Context, cur store.Entity) error {
 	return x.write(ctx, nil, cur, p, func(tx *eventual.Tx) error { return tx.Delete("entity", cur.RowKey, cur.ETag) })
 }
 
-// write claims p's unique values, then commits the entity write and its
-// copy steps in one transaction of the entity's partition. Claims of a
-// write that surely did not commit are released.
+// write commits the entity write and its copy steps in one transaction
+// of the entity's partition, claiming p's unique values inside it: after
+// the transaction began and before it commits, on every attempt. The
+// commit is conditional on the partition's fence, so a write of the
+// partition between a claim and the commit (another write of the same
+// entity, which may have taken the claim over and let it go) makes the
+// attempt start again and claim again: a write never commits on a claim
+// judged before the entity's last change. Claims of a write that surely
+// did not commit are released.
 func (x *Table[T]) write(ctx context.Context, v *T, e store.Entity, p plan, row func(tx *eventual.Tx) error) error {
-	token := fmt.Sprintf("%016x", rand.Uint64())
-	var held []heldClaim
-	for _, c := range p.claims {
-		h, err := x.claim(ctx, c, token)
-		if err != nil {
-			x.release(ctx, held)
-			return err
-		}
-		held = append(held, h)
-	}
+	var held []claims.Held
 	res, err := x.eng.Write(ctx, x.name, e.PartitionKey, func(tx *eventual.Tx) error {
+		for _, c := range p.claims {
+			h, err := x.claim(ctx, c, p.token)
+			if err != nil {
+				return err
+			}
+			held = append(held, h)
+		}
 		if err := row(tx); err != nil {
 			return err
 		}
@@ -289,7 +295,7 @@ func (x *Table[T]) write(ctx context.Context, v *T, e store.Entity, p plan, row 
 	})
 	if err != nil {
 		if !errors.Is(err, store.ErrUnknownOutcome) {
-			x.release(ctx, held)
+			x.rules.Release(ctx, held)
 		}
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/claims"
 	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
@@ -19,13 +20,13 @@ import (
 const (
 	// SourcePartitionProperty and SourceRowProperty hold the keys of the
 	// entity the row belongs to: its owner.
-	SourcePartitionProperty = "TkSrcPK"
-	SourceRowProperty       = "TkSrcRK"
+	SourcePartitionProperty = claims.SourcePartitionProperty
+	SourceRowProperty       = claims.SourceRowProperty
 	// ClaimProperty holds the token of the write that claimed a unique
 	// value, and ClaimedProperty when; a claim row has version 0 and no
 	// copied properties until the worker writes the copy over it.
-	ClaimProperty   = "TkClaim"
-	ClaimedProperty = "TkClaimed"
+	ClaimProperty   = claims.ClaimProperty
+	ClaimedProperty = claims.ClaimedProperty
 )
 
 // The version a copy was made from is eventual.VersionProperty ("TkVersion").
@@ -190,6 +191,7 @@ type Table[T any] struct {
 	prefix string
 	o      Options
 	kind   eventual.StepKind
+	rules  *claims.Rules // the judgement of the claim and copy rows
 }
 
 // New returns the indexed table name of the engine's store for T, and
@@ -268,6 +270,7 @@ func New[T any](eng *eventual.Engine, table string, options *Options, specs ...S
 	}
 	x := &Table[T]{eng: eng, st: eng.Store(), name: table, repo: mapper.NewRepository[T](eng.Store(), table),
 		specs: specs, prefix: kind.Prefix, o: opts, kind: eventual.StepKind("xindex:" + table)}
+	x.rules = x.newRules()
 	if err := eng.Handle(x.kind, eventual.StepHandler{Check: x.checkStep, Run: x.runStep}); err != nil {
 		return nil, fmt.Errorf("xindex: table %s: %w", table, err)
 	}

@@ -195,7 +195,7 @@ func TestOrgWideUniqueIndex(t *testing.T) {
 			t.Fatalf("the same email in another department: %v", err)
 		}
 		// A writer crashes after its claim, before its entity write.
-		cs.Arm(2, true) // the Get of the claim row, then the claim's insert
+		cs.Arm(3, true) // the fence read, the Get of the claim row, then the claim's insert
 		if !eventualtest.Survive(func() { _ = x.Insert(ctx, emp("Eng", 3, "Bo", "Lin", "bo@x.com")) }) {
 			t.Fatal("no crash")
 		}
@@ -209,7 +209,7 @@ func TestOrgWideUniqueIndex(t *testing.T) {
 			t.Fatalf("taking over an expired claim: %v", err)
 		}
 		// Another orphan claim, reaped.
-		cs.Arm(2, true)
+		cs.Arm(3, true)
 		if !eventualtest.Survive(func() { _ = x.Insert(ctx, emp("Eng", 5, "Cy", "Ng", "cy@x.com")) }) {
 			t.Fatal("no crash")
 		}
@@ -258,30 +258,37 @@ func (s *slowStore) Table(name string) store.Table {
 }
 
 // TestConflictSlippingPastTheClaimIsReported: a writer slower than the
-// claim lease loses its claim to another entity, and both commit the same
-// email. The worker keeps the first copy and fails the other operation
-// with a HeldTwiceError naming both entities, which ends in the poison
-// queue; once one of them gives the value up, the next sweep completes
-// the operation and the index is exact again.
+// claim lease loses its claim to an entity of another department (the
+// index spans them: a partition's own writes would make the slow one
+// claim again), and both commit the same email. The worker keeps the
+// first copy and fails the other operation with a HeldTwiceError naming
+// both entities, which ends in the poison queue; once one of them gives
+// the value up, the next sweep completes the operation and the index is
+// exact again.
 func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := t.Context()
 		ss := &slowStore{Store: e.B.Store}
 		lease := time.Second
-		f := &fixture{e: e, st: ss, staff: e.B.NewTable(t, "conf"), ix: e.B.NewTable(t, "confix"), o: e.Opts("conf")}
-		ss.table = f.staff
-		f.o.MaxReceives = 2
-		f.opts = xindex.Options{ClaimLease: lease}
+		staff := e.B.NewTable(t, "conf")
+		ss.table = staff
+		o := e.Opts("conf")
+		o.MaxReceives = 2
+		opts := xindex.Options{ClaimLease: lease}
 		if e.Fake() {
-			f.opts.Now = e.Clock.Now
+			opts.Now = e.Clock.Now
 		}
-		f.eng = eventualtest.NewEngine(t, ss, f.o)
-		f.x = f.build(t, f.eng)
-		x := f.x
-		bo := emp("Sales", 2, "Bo", "Lin", "same@x.com")
+		eng := eventualtest.NewEngine(t, ss, o)
+		x, err := xindex.New[Employee](eng, staff, &opts,
+			xindex.Unique[Employee]("email", func(v *Employee) string { return v.Email }).InPartition(func(string) string { return "email" }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bo := emp("Eng", 2, "Bo", "Lin", "same@x.com")
+		ann := emp("Sales", 1, "Ann", "Jones", "same@x.com")
 		ss.hook = func() {
 			e.Pass(lease + 100*time.Millisecond)
-			if err := x.Insert(ctx, emp("Sales", 1, "Ann", "Jones", "same@x.com")); err != nil {
+			if err := x.Insert(ctx, ann); err != nil {
 				t.Errorf("the second writer: %v", err)
 			}
 		}
@@ -292,7 +299,7 @@ func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
 		var p []eventual.Poisoned
 		for range 8 {
 			for {
-				n, err := f.eng.ProcessOnce(ctx)
+				n, err := eng.ProcessOnce(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -300,7 +307,7 @@ func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
 					break
 				}
 			}
-			if p, _ = f.eng.Poisoned(ctx, 32); len(p) > 0 {
+			if p, _ = eng.Poisoned(ctx, 32); len(p) > 0 {
 				break
 			}
 			e.Pass(1100 * time.Millisecond) // a failed receive comes back after 1 s
@@ -313,16 +320,16 @@ func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
 			t.Fatalf("the poisoned attempt does not name the value and both entities: %s", last)
 		}
 		t.Logf("poisoned: %s", last)
-		h, err := x.Find(ctx, "Sales", "email", "same@x.com")
+		h, err := x.Find(ctx, "", "email", "same@x.com")
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The loser gives the value up; the sweep completes its operation.
-		loser := bo.ID
-		if h.Source.RowKey == bo.ID {
-			loser = "emp_000001"
+		winner, loser := h.Source, xindex.Ref{PartitionKey: bo.Department, RowKey: bo.ID}
+		if winner == loser {
+			loser = xindex.Ref{PartitionKey: ann.Department, RowKey: ann.ID}
 		}
-		v, err := x.Get(ctx, "Sales", loser)
+		v, err := x.Get(ctx, loser.PartitionKey, loser.RowKey)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,9 +337,11 @@ func TestConflictSlippingPastTheClaimIsReported(t *testing.T) {
 		if err := x.Update(ctx, &v); err != nil {
 			t.Fatal(err)
 		}
-		f.drain(t)
-		if c := f.scan(t); c.lost+c.duplicated+c.stale != 0 || c.copies != 4 || t.Failed() {
-			t.Fatalf("after the fix: %+v", c)
+		eventualtest.Drain(t, e, &eng, o, ss, staff)
+		for value, want := range map[string]xindex.Ref{"same@x.com": winner, "mine@x.com": loser} {
+			if h, err := x.FindFresh(ctx, "", "email", value); err != nil || h.Hit.Source != want || h.Stale {
+				t.Fatalf("after the fix, %s: %+v, %v; want %v", value, h, err, want)
+			}
 		}
 	})
 }
