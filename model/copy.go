@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/internal/claims"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -131,7 +132,7 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 		if err == nil {
 			return nil
 		}
-		if !retryable(err) {
+		if !claims.Retryable(err) {
 			return err
 		}
 	}
@@ -170,7 +171,7 @@ func (m *Model[T]) copyDel(ctx context.Context, f *Feature[T], a at, src eventua
 		if err == nil || store.EntityNotFound(err) {
 			return nil
 		}
-		if !retryable(err) {
+		if !claims.Retryable(err) {
 			return err
 		}
 	}

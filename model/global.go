@@ -2,21 +2,18 @@ package model
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/internal/claims"
 	"github.com/tablekit/tablekit/store"
 )
 
 // maxRounds bounds the read-and-retry rounds of a guarded write.
-const maxRounds = 8
+const maxRounds = claims.MaxRounds
 
 const (
 	actPut     = "put"
@@ -30,17 +27,13 @@ type stepData struct {
 	Index  string `json:"i"`
 	Action string `json:"a"`
 	// Token is the claim token of the write that made a put: the put
-	// removes that write's own bare claim when the entity moved on.
+	// clears that write's stamp (keeping any other write's), and removes
+	// its bare claim when the entity moved on.
 	Token string `json:"t,omitempty"`
 }
 
-func newToken() (string, error) {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
+// newToken returns a fresh claim token for a write.
+func newToken() (string, error) { return claims.NewToken(), nil }
 
 func (m *Model[T]) newStep(f *Feature[T], act string, c store.Entity, token string) eventual.Step {
 	data, _ := json.Marshal(stepData{Index: f.name, Action: act, Token: token})
@@ -81,24 +74,43 @@ func (m *Model[T]) checkStep(s eventual.Step) error {
 }
 
 // owner names the entity a row of the index table belongs to.
-func owner(e *store.Entity) eventual.Ref {
-	t, _ := e.Properties[SourceTableProperty].(string)
-	p, _ := e.Properties[SourcePartitionProperty].(string)
-	r, _ := e.Properties[SourceRowProperty].(string)
-	return eventual.Ref{Table: t, PartitionKey: p, RowKey: r}
-}
+func owner(e *store.Entity) eventual.Ref { return claims.OwnerOf(e, "") }
 
-func claimedAt(e *store.Entity) time.Time {
-	t, _ := e.Properties[ClaimedProperty].(time.Time)
-	return t
-}
-
-func retryable(err error) bool {
-	return errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrAlreadyExists) ||
-		store.EntityNotFound(err) || errors.Is(err, store.ErrUnknownOutcome)
-}
+func claimedAt(e *store.Entity) time.Time { return claims.ClaimedAt(e) }
 
 var errContended = fmt.Errorf("model: the row kept changing under every attempt: %w", partition.ErrConflict)
+
+// rules returns the judgement of the claim and copy rows of the index
+// table (internal/claims, which patterns/xindex shares): owners named on
+// the rows with their table, an entity in flight handing its rows over to
+// where it moves.
+func (m *Model[T]) rules() *claims.Rules {
+	return &claims.Rules{Store: m.st, Prefix: "model", Lease: m.o.ClaimLease, Now: m.o.Now,
+		Current: m.judge, Handover: m.movingTo, Contended: errContended,
+		Taken: func(p claims.Place, o eventual.Ref) *store.Error {
+			return clientErr(store.CodeEntityAlreadyExists, 409, "model: %s %q is held by %s", p.Index, p.Value, o)
+		},
+		HeldTwice: func(p claims.Place, o, src eventual.Ref, v int64) error {
+			return fmt.Errorf("%w: index %s, row (%q, %q) of %s: held by %s, and %s wants it at version %d",
+				ErrHeldTwice, p.Index, p.PK, p.RK, p.Table, o, src, v)
+		}}
+}
+
+// place is the row at a of index f in the index table.
+func (m *Model[T]) place(f *Feature[T], a at, value string) claims.Place {
+	return claims.Place{Table: m.itable, PK: a.pk, RK: a.rk, Index: f.name, Value: value}
+}
+
+// judge is current for the claims package: entity o as stored, its
+// version, and whether it maps to the row at p.
+func (m *Model[T]) judge(ctx context.Context, p claims.Place, o eventual.Ref) (found bool, version int64, holds bool, err error) {
+	f := m.byName[p.Index]
+	if f == nil {
+		return false, 0, false, refuse("no global index %q", p.Index)
+	}
+	row, found, holds, err := m.current(ctx, f, o, at{p.PK, p.RK})
+	return found, eventual.VersionOf(&row), holds, err
+}
 
 // current reads entity src as stored: its row, and whether it still maps
 // to the copy at a of index f.
@@ -128,101 +140,32 @@ func (m *Model[T]) current(ctx context.Context, f *Feature[T], src eventual.Ref,
 
 // heldClaim is a claim a write made: released (If-Match its ETag) if the
 // write surely did not commit.
-type heldClaim struct {
-	a       at
-	etag    store.ETag
-	release bool
-}
+type heldClaim = claims.Held
 
-// claim reserves the value at a for src before the entity write. A free
-// place gets a bare claim (version 0); the entity's own row is stamped
-// with the write's token (so a queued removal of it leaves a claim, not a
-// hole); another entity's row is refused while that entity holds the
-// value or its claim is recent, and taken over otherwise. Only a unique
-// index can meet another entity's row.
+// claim reserves the value at a for src before the entity write
+// (claims.Rules.Claim judges the row). A free place gets a bare claim
+// (version 0); the entity's own row is stamped with the write's token (so
+// a queued removal of it leaves a claim, not a hole); another entity's
+// row is refused while that entity holds the value or its claim is
+// recent, and taken over otherwise. Only a unique index can meet another
+// entity's row.
 //
 // A write of an entity arriving from a move (prev, the entity in flight)
 // takes over the row of the entity in flight, and marks its claim with
 // prev so lookups find the entity in flight until it arrived; such a
 // claim is kept, not released, when the write fails.
 func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string, src eventual.Ref, token, prev string) (heldClaim, error) {
-	tbl := m.st.Table(m.itable)
-	now := m.o.Now().UTC()
-	want := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: map[string]any{
-		ClaimProperty: token, ClaimedProperty: now, eventual.VersionProperty: int64(0)}}
-	m.stampOwner(want.Properties, src)
+	c := claims.Claim{Place: m.place(f, a, value), Owner: src, Token: token, Keep: prev != ""}
 	if prev != "" {
-		want.Properties[PrevProperty] = prev
+		c.Extra = map[string]any{PrevProperty: prev}
 	}
-	for range maxRounds {
-		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
-		switch {
-		case store.EntityNotFound(err):
-			etag, err := tbl.Insert(ctx, want)
-			if retryable(err) {
-				continue
-			}
-			if err != nil {
-				return heldClaim{}, fmt.Errorf("model: claim %s %q: %w", f.name, value, err)
-			}
-			return heldClaim{a: a, etag: etag, release: prev == ""}, nil
-		case err != nil:
-			return heldClaim{}, fmt.Errorf("model: claim %s %q: %w", f.name, value, err)
-		}
-		o := owner(&cur)
-		if o == src {
-			stamp := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: map[string]any{ClaimProperty: token, ClaimedProperty: now}}
-			_, err := tbl.Update(ctx, stamp, store.Merge, cur.ETag)
-			if retryable(err) {
-				continue
-			}
-			return heldClaim{a: a}, err
-		}
-		if in, err := m.movingTo(ctx, o, src); err != nil || in {
-			if err != nil {
-				return heldClaim{}, err
-			}
-			_, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
-			if retryable(err) {
-				continue
-			}
-			return heldClaim{a: a}, err
-		}
-		_, _, holds, err := m.current(ctx, f, o, a)
-		if err != nil {
-			return heldClaim{}, err
-		}
-		dup := &partition.DuplicateError{Table: m.itable, Partition: a.pk,
-			Row:       partition.Row{Label: "claim of index " + f.name, Index: -1, Kind: store.ActionInsert, RowKey: a.rk},
-			IndexName: f.name, Value: value, Holder: partition.Ref{PartitionKey: o.PartitionKey, RowKey: o.RowKey},
-			Err: clientErr(store.CodeEntityAlreadyExists, 409, "model: %s %q is held by %s", f.name, value, o)}
-		if holds {
-			return heldClaim{}, dup
-		}
-		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && now.Sub(claimedAt(&cur)) < m.o.ClaimLease {
-			dup.Pending = true
-			return heldClaim{}, dup
-		}
-		etag, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
-		if retryable(err) {
-			continue
-		}
-		if err != nil {
-			return heldClaim{}, err
-		}
-		return heldClaim{a: a, etag: etag, release: true}, nil
-	}
-	return heldClaim{}, fmt.Errorf("model: claim %s %q: %w", f.name, value, errContended)
+	return m.rules().Claim(ctx, c)
 }
 
 // release removes the bare claims of a write that did not commit (best
 // effort: a claim left behind expires, and Repair removes it).
 func (m *Model[T]) release(ctx context.Context, held []heldClaim) {
-	for _, h := range held {
-		if h.release {
-			_ = m.st.Table(m.itable).Delete(context.WithoutCancel(ctx), h.a.pk, h.a.rk, h.etag)
-		}
-	}
+	m.rules().Release(ctx, held)
 }
 
 // runStep carries out one copy step under the guards.
@@ -250,175 +193,20 @@ func (m *Model[T]) runStep(ctx context.Context, op eventual.Operation, s eventua
 	return m.putCopy(ctx, f, s.Entity, *op.Source, op.Version, d.Token)
 }
 
-// putCopy writes copy want of entity src at version v: over nothing (if
-// the entity still maps to it), over an older copy of the same entity, or
-// over a copy or claim of an entity that no longer holds the value;
-// never over a newer copy.
+// putCopy writes copy want of entity src at version v, made by the write
+// with token ("" when unknown): over nothing (if the entity still maps to
+// it), over an older copy of the same entity, or over a copy or claim of
+// an entity that no longer holds the value; never over a newer copy, and
+// never erasing the claim stamp of another write (claims.Rules.Put).
 func (m *Model[T]) putCopy(ctx context.Context, f *Feature[T], want store.Entity, src eventual.Ref, v int64, token string) error {
-	tbl := m.st.Table(m.itable)
-	want.Properties = maps.Clone(want.Properties)
-	want.Properties[eventual.VersionProperty] = v
-	a := at{want.PartitionKey, want.RowKey}
-	for range maxRounds {
-		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
-		if err != nil && !store.EntityNotFound(err) {
-			return err
-		}
-		etag, werr, done := m.putOnce(ctx, f, tbl, cur, store.EntityNotFound(err), want, src, v, token)
-		if done {
-			return werr
-		}
-		if retryable(werr) {
-			continue
-		}
-		if werr != nil {
-			return werr
-		}
-		return m.postcheck(ctx, f, want, etag, src, v)
-	}
-	return errContended
-}
-
-// putOnce is one round of putCopy over cur (missing when absent): done
-// when the step is over (with its error), otherwise the write it made
-// (its ETag, or the error to judge: retry, fail, or postcheck).
-func (m *Model[T]) putOnce(ctx context.Context, f *Feature[T], tbl store.Table, cur store.Entity, missing bool,
-	want store.Entity, src eventual.Ref, v int64, token string) (store.ETag, error, bool) {
-	switch {
-	case missing:
-		if moved, err := src.MovedPast(ctx, m.st, v); err != nil || moved {
-			return "", err, true
-		}
-		etag, err := tbl.Insert(ctx, want)
-		return etag, err, false
-	case owner(&cur) != src:
-		if moved, err := src.MovedPast(ctx, m.st, v); err != nil || moved {
-			return "", err, true
-		}
-		o := owner(&cur)
-		a := at{want.PartitionKey, want.RowKey}
-		_, _, holds, err := m.current(ctx, f, o, a)
-		if err != nil {
-			return "", err, true
-		}
-		if in, err := m.movingTo(ctx, o, src); err != nil {
-			return "", err, true
-		} else if in {
-			holds = false // the entity in flight to src: src takes its row over
-		}
-		if holds {
-			return "", fmt.Errorf("%w: index %s, row (%q, %q) of %s: held by %s, and %s wants it at version %d",
-				ErrHeldTwice, f.name, a.pk, a.rk, m.itable, o, src, v), true
-		}
-		etag, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
-		return etag, err, false
-	}
-	switch cv := eventual.VersionOf(&cur); {
-	case cv > v:
-		return "", nil, true
-	case cv == v:
-		// A run of this step that crashed after writing: finish it.
-		return "", m.postcheck(ctx, f, want, cur.ETag, src, v), true
-	case cv == 0:
-		// The entity's bare claim: as good as no copy.
-		moved, err := src.MovedPast(ctx, m.st, v)
-		if err != nil {
-			return "", err, true
-		}
-		if moved {
-			return "", m.dropClaim(ctx, f, cur, src, token), true
-		}
-		etag, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
-		return etag, err, false
-	default:
-		// An older copy of the same entity: replace it, no postcheck.
-		_, err := tbl.Update(ctx, want, store.Replace, cur.ETag)
-		if err == nil {
-			return "", nil, true
-		}
-		return "", err, false
-	}
-}
-
-// dropClaim removes the bare claim cur when it is still the one the
-// write with token made (no later write of the entity stamped it) and the
-// entity, which moved on past that write, does not hold the value.
-func (m *Model[T]) dropClaim(ctx context.Context, f *Feature[T], cur store.Entity, src eventual.Ref, token string) error {
-	if tok, _ := cur.Properties[ClaimProperty].(string); token == "" || tok != token {
-		return nil
-	}
-	a := at{cur.PartitionKey, cur.RowKey}
-	_, _, holds, err := m.current(ctx, f, src, a)
-	if err != nil || holds {
-		return err
-	}
-	err = m.st.Table(m.itable).Delete(ctx, a.pk, a.rk, cur.ETag)
-	if err == nil || store.EntityNotFound(err) || errors.Is(err, store.ErrPreconditionFailed) {
-		return nil
-	}
-	return err
-}
-
-// postcheck runs after a copy was written where no copy of the same
-// entity stood: the entity may have moved on between the check and the
-// write, and the operation that moved it may have found nothing to
-// remove. A copy the entity no longer maps to goes (if unchanged).
-func (m *Model[T]) postcheck(ctx context.Context, f *Feature[T], c store.Entity, etag store.ETag, src eventual.Ref, v int64) error {
-	a := at{c.PartitionKey, c.RowKey}
-	row, found, holds, err := m.current(ctx, f, src, a)
-	if err != nil {
-		return err
-	}
-	if found && (holds || eventual.VersionOf(&row) <= v) {
-		return nil
-	}
-	err = m.st.Table(m.itable).Delete(ctx, a.pk, a.rk, etag)
-	if err == nil || store.EntityNotFound(err) || errors.Is(err, store.ErrPreconditionFailed) {
-		return nil
-	}
-	return err
+	return m.rules().Put(ctx, m.place(f, at{want.PartitionKey, want.RowKey}, ""), want, src, v, token)
 }
 
 // del removes the copy at a of entity src if it is not newer than v and
 // the entity does not hold the value now. A copy the entity claimed again
 // recently (a write of it taking the value back, maybe in flight) becomes
-// a bare claim instead of a hole another entity could take.
+// a bare claim instead of a hole another entity could take
+// (claims.Rules.Del).
 func (m *Model[T]) del(ctx context.Context, f *Feature[T], a at, src eventual.Ref, v int64) error {
-	tbl := m.st.Table(m.itable)
-	for range maxRounds {
-		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
-		if store.EntityNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		cv := eventual.VersionOf(&cur)
-		if owner(&cur) != src || cv > v || cv == 0 {
-			return nil
-		}
-		_, _, holds, err := m.current(ctx, f, src, a)
-		if err != nil {
-			return err
-		}
-		if holds {
-			return nil // a later operation refreshes it
-		}
-		if tok, _ := cur.Properties[ClaimProperty].(string); tok != "" && m.o.Now().Sub(claimedAt(&cur)) < m.o.ClaimLease {
-			bare := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: map[string]any{
-				ClaimProperty: tok, ClaimedProperty: cur.Properties[ClaimedProperty], eventual.VersionProperty: int64(0)}}
-			m.stampOwner(bare.Properties, src)
-			_, err = tbl.Update(ctx, bare, store.Replace, cur.ETag)
-		} else {
-			err = tbl.Delete(ctx, a.pk, a.rk, cur.ETag)
-		}
-		if err == nil || store.EntityNotFound(err) {
-			return nil
-		}
-		if retryable(err) {
-			continue
-		}
-		return err
-	}
-	return errContended
+	return m.rules().Del(ctx, m.place(f, a, ""), src, v)
 }
