@@ -16,13 +16,12 @@ import (
 	"github.com/tablekit/tablekit/core/runner"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
-	"github.com/tablekit/tablekit/patterns/large"
 	"github.com/tablekit/tablekit/store"
 )
 
 // BlobPropertyPrefix starts the property of the entity row that holds the
 // reference of a Blob value: BlobPropertyPrefix + the blob's name. The
-// reference is the text of a large.Ref (the blob's name, its length and
+// reference is the text of a mapper.BlobRef (the blob's name, its length and
 // CRC-32C), never the bytes.
 const BlobPropertyPrefix = "TkBlob_"
 
@@ -175,12 +174,12 @@ func splitRefs(props map[string]any) (rest, refs map[string]any) {
 
 // refOf reads the reference row holds for blob name (false and no error when
 // it holds none).
-func refOf(row *store.Entity, name string) (large.Ref, bool, error) {
+func refOf(row *store.Entity, name string) (mapper.BlobRef, bool, error) {
 	s, _ := row.Properties[blobProp(name)].(string)
 	if s == "" {
-		return large.Ref{}, false, nil
+		return mapper.BlobRef{}, false, nil
 	}
-	r, err := large.ParseRef(s)
+	r, err := mapper.ParseBlobRef(s)
 	return r, err == nil, err
 }
 
@@ -270,7 +269,7 @@ func (m *Model[T]) putBlobs(ctx context.Context, pk, id string, bw *blobWrite) e
 			return err
 		}
 		it.name = name
-		it.ref = large.Ref{Blob: name, Encoding: large.EncodingNone, Size: int64(len(it.data)),
+		it.ref = mapper.BlobRef{Blob: name, Encoding: mapper.BlobEncodingNone, Size: int64(len(it.data)),
 			CRC32C: crc32.Checksum(it.data, castagnoli)}.String()
 	}
 	for i := range bw.items {
@@ -375,7 +374,7 @@ func (m *Model[T]) planBlobs(w *txWrite, k writeKind, found bool, cur *store.Ent
 		if old == "" || old == now {
 			continue
 		}
-		if r, err := large.ParseRef(old); err == nil {
+		if r, err := mapper.ParseBlobRef(old); err == nil {
 			w.blobSteps = append(w.blobSteps, m.blobStep(f.container, r.Blob))
 		}
 	}

@@ -120,7 +120,7 @@ func (s *Store[T]) name(p *plan, b *blobValue) error {
 		return err
 	}
 	b.ref.Blob = blobName(s.tableName, pk, rk, b.prop, id)
-	p.entity.Properties[b.prop] = b.ref.stored(b.typ)
+	p.entity.Properties[b.prop] = stored(b.ref, b.typ)
 	return nil
 }
 

@@ -6,94 +6,32 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"strconv"
-	"strings"
 
+	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
 )
 
 // Encodings of a blob's content.
 const (
 	// EncodingNone: the blob holds the value's bytes as they are.
-	EncodingNone = "none"
+	EncodingNone = mapper.BlobEncodingNone
 	// EncodingGzip: the blob holds the value's bytes compressed with gzip.
-	EncodingGzip = "gzip"
+	EncodingGzip = mapper.BlobEncodingGzip
 )
-
-// refPrefix starts every reference; the version lets a later layout be
-// told apart.
-const refPrefix = "tkblob:v1;"
 
 // Ref is what a large property holds when its value is in a blob: the
 // blob's name, how its content is encoded, and the value's length and
-// checksum, so that a read can tell a blob that does not hold the value.
-//
-// A reference is stored as the other type than the value, so that no
-// reader takes it for the value: a string property's reference as
-// Edm.Binary (the reference's text as bytes), a binary property's as
-// Edm.String. A Repository of the type then refuses the entity with an
-// error naming the field rather than decoding the reference as data.
-type Ref struct {
-	// Blob is the blob's name in the store's container.
-	Blob string
-	// Encoding is EncodingNone or EncodingGzip.
-	Encoding string
-	// Size is the value's length in bytes (a string's in UTF-8), before
-	// any compression.
-	Size int64
-	// CRC32C is the Castagnoli CRC-32 of the value, before any
-	// compression.
-	CRC32C uint32
-}
-
-// String is the reference's stored text:
+// checksum (mapper.BlobRef, the one reference format, which the entity
+// model's blobs use too). Its stored text is
 // tkblob:v1;enc=gzip;len=5242880;crc32c=1a2b3c4d;name=<blob>.
-func (r Ref) String() string {
-	return fmt.Sprintf("%senc=%s;len=%d;crc32c=%08x;name=%s", refPrefix, r.Encoding, r.Size, r.CRC32C, r.Blob)
-}
+type Ref = mapper.BlobRef
 
 // ParseRef reads a reference's stored text.
-func ParseRef(s string) (Ref, error) {
-	var r Ref
-	rest, ok := strings.CutPrefix(s, refPrefix)
-	if !ok {
-		return r, fmt.Errorf("large: %s is not a blob reference", quote(s))
-	}
-	parts := strings.SplitN(rest, ";", 4)
-	if len(parts) != 4 {
-		return r, fmt.Errorf("large: blob reference %s has %d fields, want 4", quote(s), len(parts))
-	}
-	var vals [4]string
-	for i, key := range [...]string{"enc=", "len=", "crc32c=", "name="} {
-		v, ok := strings.CutPrefix(parts[i], key)
-		if !ok {
-			return r, fmt.Errorf("large: blob reference %s: field %d does not start with %s", quote(s), i+1, key)
-		}
-		vals[i] = v
-	}
-	r.Encoding, r.Blob = vals[0], vals[3]
-	if r.Encoding != EncodingNone && r.Encoding != EncodingGzip {
-		return r, fmt.Errorf("large: blob reference %s: unknown encoding %q", quote(s), r.Encoding)
-	}
-	n, err := strconv.ParseInt(vals[1], 10, 64)
-	if err != nil || n < 0 {
-		return r, fmt.Errorf("large: blob reference %s: bad length %q", quote(s), vals[1])
-	}
-	r.Size = n
-	c, err := strconv.ParseUint(vals[2], 16, 32)
-	if err != nil {
-		return r, fmt.Errorf("large: blob reference %s: bad checksum %q", quote(s), vals[2])
-	}
-	r.CRC32C = uint32(c)
-	if r.Blob == "" {
-		return r, fmt.Errorf("large: blob reference %s names no blob", quote(s))
-	}
-	return r, nil
-}
+func ParseRef(s string) (Ref, error) { return mapper.ParseBlobRef(s) }
 
 // stored is the property value of reference r for a property of type
 // typ: the other type than the value's.
-func (r Ref) stored(typ store.EdmType) any {
+func stored(r Ref, typ store.EdmType) any {
 	if typ == store.EdmBinary {
 		return r.String()
 	}
