@@ -2,8 +2,8 @@ package eventual_test
 
 import (
 	"context"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tablekit/tablekit/core/eventual"

@@ -463,7 +463,7 @@ func (e *Engine) step(ctx context.Context, op Operation, s Step) error {
 		_, err := e.st.Container(s.Container).Put(ctx, s.Blob, s.Data, nil)
 		return err
 	case StepDeleteBlob:
-		err := e.st.Container(s.Container).DeleteBlob(ctx, s.Blob, store.ETagAny)
+		err := e.st.Container(s.Container).DeleteBlob(ctx, s.Blob, "")
 		if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeBlobNotFound {
 			return nil
 		}
