@@ -185,7 +185,7 @@ func BenchmarkTracingPointGetInterleaved(b *testing.B) {
 			})
 		}
 	}
-	rep, err := interleave.Measure(interleave.Config{Rounds: 41, Slice: 150 * time.Millisecond, CollectGarbage: true},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 25, Slice: 500 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "off", Op: get(r.plain)},
 		interleave.Case{Name: "meter", Op: get(r.metered)},
 		interleave.Case{Name: "tkotel/noop-providers", Op: get(r.noop)},
@@ -271,6 +271,34 @@ func BenchmarkMemstorePointGetInterleaved(b *testing.B) {
 		interleave.Case{Name: "sdk-alone/1-span", Op: bare},
 		interleave.Case{Name: "tkotel/sdk-on", Op: get(on)},
 		interleave.Case{Name: "tkotel/sdk-on-1%-sampled", Op: get(sampled)},
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("%s\n%s\n", b.Name(), rep.Table())
+	rep.Metrics(b.ReportMetric)
+}
+
+// BenchmarkSDKSpanInterleaved is the OpenTelemetry SDK's own cost of a
+// span, with no tablekit code: a bare span started and ended with every
+// span sampled and no processor (the baseline), and with the batching
+// processor of the benchmarks above (its snapshot of each span, its queue
+// and the goroutine that drains it).
+func BenchmarkSDKSpanInterleaved(b *testing.B) {
+	ctx := b.Context()
+	span := func(tp trace.TracerProvider) func(int) error {
+		tr := tp.Tracer("tablekit-bench-bare-sdk")
+		return func(int) error {
+			_, s := tr.Start(ctx, "Table.Get Orders")
+			s.End()
+			return nil
+		}
+	}
+	bare := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	batched, _ := sdkProviders(b)
+	rep, err := interleave.Measure(interleave.Config{Rounds: 15, Slice: 50 * time.Millisecond},
+		interleave.Case{Name: "span, no processor", Op: span(bare)},
+		interleave.Case{Name: "span, batching processor", Op: span(batched)},
 	)
 	if err != nil {
 		b.Fatal(err)
