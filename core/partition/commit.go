@@ -24,6 +24,9 @@ type Result struct {
 	// Recovered is set when the service's answer was lost and a read of
 	// the fence proved that the commit applied.
 	Recovered bool
+	// RequestID is the request id (Txn.RequestID) of the commit that
+	// applied: in a Run, the attempt whose transaction the partition took.
+	RequestID string
 }
 
 // Commit sends the transaction: the fence (conditional on the state the
@@ -65,7 +68,7 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 
 // applied builds the Result of a commit the service confirmed.
 func (t *Txn) applied(res []store.ActionResult) *Result {
-	r := &Result{Version: t.next.Version, Outbox: t.ids, Fence: t.next}
+	r := &Result{Version: t.next.Version, Outbox: t.ids, Fence: t.next, RequestID: t.id}
 	if len(res) == t.reserved()+t.Len() {
 		r.Fence.ETag = res[0].ETag
 		r.ETags = make([]store.ETag, len(t.data))

@@ -34,6 +34,12 @@
 //     of the caller's choosing (a wide value's header), with the same
 //     [Txn], commit, budget and lost-answer resolution; heads at different
 //     RowKeys of one partition commit independently;
+//   - one commit loop ([Head.Run], [Partition.Run]): read the head, build
+//     the transaction, commit, and decide: retry a lost race or a commit
+//     proved not applied, return a lost answer the head proved applied,
+//     recognise a send reported failed that landed after all, and return
+//     an unknown outcome unresolved rather than send it again; its
+//     attempts, pauses and clock come from [Options];
 //   - a transaction budget: the fence and the tail take 2 of the 100
 //     actions and their bytes of the 4 MiB body; [Txn.Free] says what is
 //     left, and a write that does not fit is refused before anything is

@@ -3,10 +3,12 @@ package partition
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
 )
@@ -31,9 +33,21 @@ type Options struct {
 	// ResolveAttempts bounds the rounds of read-back (and fence moves)
 	// that resolve a lost answer (default 8).
 	ResolveAttempts int
-	// Backoff is the pause before retry number n (n >= 1) of a read or a
-	// resolution; the default doubles from 10 ms up to 1 s.
+	// Attempts bounds the attempts of one Run: the commits it tries, and
+	// the reads that fail transiently on the way (default 8).
+	Attempts int
+	// Backoff is the pause before retry number n (n >= 1) of a Run, a
+	// read or a resolution. The default is a random duration up to 10 ms
+	// doubled n-1 times, at most 1 s ("full jitter", which spreads
+	// contending writers best), drawn from Random.
 	Backoff func(n int) time.Duration
+	// Random is the randomness of the default Backoff (default
+	// math/rand/v2's Uint64). It must be safe for concurrent use.
+	Random func() uint64
+	// Sleep waits out a pause, or returns the context's error as soon
+	// as it ends (default a timer that ends with the context): a test
+	// gives its own clock's.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// HeadPrefix names the two properties a Head at a RowKey other than
 	// FenceKey keeps for itself: HeadPrefix+"Version" and
 	// HeadPrefix+"Writers" (default "head_"). Choose a prefix the
@@ -52,7 +66,9 @@ type settings struct {
 	now             func() time.Time
 	readAttempts    int
 	resolveAttempts int
+	attempts        int
 	backoff         func(n int) time.Duration
+	sleep           func(ctx context.Context, d time.Duration) error
 	headPrefix      string
 }
 
@@ -62,8 +78,8 @@ func (o *Options) settings() (settings, error) {
 		in = *o
 	}
 	s := settings{history: in.History, newID: in.NewID, now: in.Now,
-		readAttempts: in.ReadAttempts, resolveAttempts: in.ResolveAttempts, backoff: in.Backoff,
-		headPrefix: in.HeadPrefix}
+		readAttempts: in.ReadAttempts, resolveAttempts: in.ResolveAttempts, attempts: in.Attempts,
+		backoff: in.Backoff, sleep: in.Sleep, headPrefix: in.HeadPrefix}
 	if s.history == 0 {
 		s.history = DefaultHistory
 	}
@@ -82,14 +98,27 @@ func (o *Options) settings() (settings, error) {
 	if s.resolveAttempts < 0 {
 		return s, refuse(store.CodeInvalidInput, 400, "Options.ResolveAttempts %d is negative: it must be 0 (the default, 8) or more", in.ResolveAttempts)
 	}
+	if s.attempts < 0 {
+		return s, refuse(store.CodeInvalidInput, 400, "Options.Attempts %d is negative: it must be 0 (the default, 8) or more", in.Attempts)
+	}
 	if s.readAttempts == 0 {
 		s.readAttempts = 8
 	}
 	if s.resolveAttempts == 0 {
 		s.resolveAttempts = 8
 	}
+	if s.attempts == 0 {
+		s.attempts = 8
+	}
 	if s.backoff == nil {
-		s.backoff = defaultBackoff
+		random := in.Random
+		if random == nil {
+			random = rand.Uint64
+		}
+		s.backoff = func(n int) time.Duration { return jitter(random, n) }
+	}
+	if s.sleep == nil {
+		s.sleep = wait.Sleep
 	}
 	if s.headPrefix != "" {
 		if err := store.ValidatePropertyName(s.headPrefix + "Writers"); err != nil {
@@ -99,12 +128,14 @@ func (o *Options) settings() (settings, error) {
 	return s, nil
 }
 
-func defaultBackoff(n int) time.Duration {
-	d := 10 * time.Millisecond
-	for i := 1; i < n && d < time.Second; i++ {
-		d *= 2
+// jitter is the default backoff: a random duration below a ceiling of
+// 10 ms doubled n-1 times, at most 1 s.
+func jitter(random func() uint64, n int) time.Duration {
+	d := time.Second
+	if n-1 < 7 {
+		d = min(d, 10*time.Millisecond<<max(n-1, 0))
 	}
-	return min(d, time.Second)
+	return time.Duration(random() % uint64(d))
 }
 
 // id returns a fresh request id, checked so the fence can list it.
@@ -129,14 +160,7 @@ func (s *settings) wait(ctx context.Context, n int) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return s.sleep(ctx, d)
 }
 
 // isNil reports whether v is nil or holds a nil pointer, map, slice,

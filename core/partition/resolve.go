@@ -110,14 +110,19 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 		switch {
 		case f.Version > t.base.Version:
 			w, ok := f.writerOf(t.base.Version + 1)
-			switch {
-			case !ok:
+			if !ok {
 				return nil, t.unknown(cause, fmt.Sprintf("the %s moved from version %d to %d and no longer records who wrote version %d",
 					t.p.what(), t.base.Version, f.Version, t.base.Version+1))
-			case w == t.id:
-				return &Result{Version: t.next.Version, Outbox: t.ids, Fence: f, Recovered: true}, nil
 			}
-			return nil, t.notApplied(cause, !slices.Contains(t.poisons, w))
+			for _, a := range append([]*Txn{t}, t.alts...) {
+				if w == a.id {
+					return a.recovered(f), nil
+				}
+			}
+			if slices.Contains(t.poisons, w) {
+				t.shut = w
+			}
+			return nil, t.notApplied(cause, t.shut == "")
 		case f.Version < t.base.Version:
 			// Someone outside the package rewrote the fence: who applied
 			// what cannot be told.
@@ -137,6 +142,7 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 		_, err = t.p.table.Transact(ctx, t.p.h.actions(t.base, v, w, nil, false))
 		switch {
 		case err == nil:
+			t.shut = poison
 			return nil, t.notApplied(cause, false)
 		case errors.Is(err, store.ErrUnknownOutcome), errors.Is(err, store.ErrTransient),
 			store.Index(err) == 0 && (store.Status(err) == 409 || store.Status(err) == 412):
@@ -147,6 +153,12 @@ func (t *Txn) resolve(ctx context.Context, cause *store.Error) (*Result, error) 
 		}
 	}
 	return nil, t.unknown(cause, fmt.Sprintf("gave up after %d attempts: %s", t.p.s.resolveAttempts, reason))
+}
+
+// recovered is the Result of t, found applied in head state f after its
+// answer was lost.
+func (t *Txn) recovered(f Fence) *Result {
+	return &Result{Version: t.next.Version, Outbox: t.ids, Fence: f, Recovered: true, RequestID: t.id}
 }
 
 func (t *Txn) notApplied(cause *store.Error, overtaken bool) error {

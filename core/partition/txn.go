@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
@@ -52,6 +53,25 @@ type Txn struct {
 	done    bool
 
 	poisons []string // request ids of the empty commits that shut a lost request out
+	shut    string   // the poison that took the version after base, when this commit was shut out by its own resolution
+
+	// In a Run: the earlier attempts on the same base that the store
+	// reported not applied and that may land yet (one of them, or this
+	// commit, can), and the ETags the head had before the Run's own
+	// resolutions moved it without changing what it holds.
+	alts []*Txn
+	same []store.ETag
+}
+
+// Unchanged reports whether the head row, as the transaction began from
+// it, holds what it held when its ETag was etag: etag is the base's own
+// ETag, or one the head had before the Run that made the transaction
+// moved it only to shut out a lost commit of its own (a move that changes
+// the head's version and writers, nothing of yours). A caller whose
+// write is conditional on an ETag it read checks it here, so that the
+// Run's own resolution never makes the condition fail.
+func (t *Txn) Unchanged(etag store.ETag) bool {
+	return etag != "" && (etag == t.base.ETag || slices.Contains(t.same, etag))
 }
 
 func newTxn(p *Partition, f Fence, id string) *Txn {
