@@ -50,10 +50,11 @@ type Options struct {
 	// 100 ms); a failed receive reappears after Backoff times the receive
 	// count, at least 1 s.
 	Backoff time.Duration
-	// WriteAttempts bounds how often Write runs its function again when
-	// another writer committed to the partition first (default 8). Between
-	// attempts it pauses a random time below 5 ms doubled per attempt (at
-	// most 500 ms), so contending writers drift apart.
+	// WriteAttempts bounds the attempts of one Write (default 8): it is
+	// the Attempts of the partition's commit loop, unless
+	// Partition.Attempts sets it. Between attempts the loop pauses
+	// Partition.Backoff (by default a random time below 10 ms doubled per
+	// attempt, at most 1 s), so contending writers drift apart.
 	WriteAttempts int
 	// Concurrency is how many messages a worker runs at once (default 8).
 	Concurrency int
@@ -68,7 +69,9 @@ type Options struct {
 	// that ends with ctx). Tests inject both.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Partition tunes the source partitions' fences and outboxes.
+	// Partition tunes the source partitions' fences, commit loop and
+	// outboxes. Its Now and Sleep default to the engine's, its Attempts
+	// to WriteAttempts.
 	Partition *partition.Options
 }
 
@@ -179,9 +182,17 @@ func New(st store.Store, queue string, opts *Options) (*Engine, error) {
 		}
 		o.Owner = "worker-" + id
 	}
-	if o.Partition == nil {
-		o.Partition = &partition.Options{Now: o.Now}
+	po := partition.Options{Now: o.Now, Sleep: o.Sleep}
+	if o.Partition != nil {
+		po = *o.Partition
+		if po.Sleep == nil {
+			po.Sleep = o.Sleep
+		}
 	}
+	if po.Attempts == 0 {
+		po.Attempts = o.WriteAttempts
+	}
+	o.Partition = &po
 	return &Engine{st: st, o: o, queueName: queue, queue: st.Queue(queue), poison: st.Queue(o.PoisonQueue), ids: ids}, nil
 }
 
@@ -470,10 +481,16 @@ func (tx *Tx) checkSources() error {
 
 // Write runs fn to build a transaction on partition pk of table, commits
 // it (the rows, the fence and an outbox row per operation) in one
-// request, then queues the operations' messages. fn runs again on a
-// fresh transaction when another writer committed to the partition first
-// (up to 8 times), so it must read what it needs inside, from its
-// arguments' state only.
+// request, then queues the operations' messages. The commit goes
+// through the partition's commit loop (partition.Partition.Run): fn runs
+// again on a fresh transaction when another writer committed to the
+// partition first, when a commit whose answer was lost proved not
+// applied, and after a transient failure (up to WriteAttempts times in
+// all, with the partition's Backoff in between), so it must read what it
+// needs inside, from its arguments' state only. A commit whose answer was
+// lost and that the fence proved applied returns its Result (Recovered),
+// and one whose outcome the fence cannot tell a *partition.UnknownError:
+// it is never sent again.
 //
 // The Engine remembers the fence each of its commits left, and its next
 // write to that partition begins from it rather than reading it. When
@@ -496,57 +513,43 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 	if err != nil {
 		return nil, err
 	}
-	var last error
-	cached := false // the last try began from a remembered fence
-	for try := 0; try < e.o.WriteAttempts; try++ {
-		if try > 0 && !cached {
-			pause := time.Duration(rand.Int64N(int64(min(5*time.Millisecond<<min(try-1, 7), 500*time.Millisecond))))
-			if err := e.o.Sleep(ctx, pause); err != nil {
-				return nil, err
-			}
-		}
-		var t *partition.Txn
-		f, ok := e.fences.get(table, pk)
-		if cached = ok && !cached; cached {
-			t, err = p.BeginAt(f)
-		} else {
-			t, err = p.Begin(ctx)
-		}
-		if err != nil {
-			return nil, err
-		}
-		tx := &Tx{e: e, table: table, pk: pk, t: t}
-		if err := fn(tx); err != nil {
-			e.dropBlobs(ctx, tx.blobs)
-			return nil, err
-		}
-		if err := tx.checkSources(); err != nil {
-			e.dropBlobs(ctx, tx.blobs)
-			return nil, err
-		}
-		res, err := t.Commit(ctx)
-		if err != nil {
-			e.fences.forget(table, pk)
-		}
-		if errors.Is(err, partition.ErrConflict) {
-			e.dropBlobs(ctx, tx.blobs)
-			last = err
-			continue
-		}
-		if err != nil {
-			if !errors.Is(err, store.ErrUnknownOutcome) {
-				e.dropBlobs(ctx, tx.blobs)
-			}
-			return nil, err
-		}
-		e.fences.put(table, pk, res.Fence)
-		for _, id := range res.Outbox {
-			// Best effort: Sweep finds the row if this fails or never runs.
-			_ = e.enqueue(ctx, envelope{Outbox: &outboxRef{Table: table, PK: pk, ID: id}})
-		}
-		return res, nil
+	run := &partition.RunOptions{}
+	if f, ok := e.fences.get(table, pk); ok {
+		run.Start = &f
 	}
-	return nil, fmt.Errorf("eventual: partition %q of %s kept changing under the write (%d attempts): %w", pk, table, e.o.WriteAttempts, last)
+	blobs := map[string][]string{} // the operation blobs of each attempt, by its request id
+	res, err := p.Run(ctx, func(ctx context.Context, t *partition.Txn) error {
+		tx := &Tx{e: e, table: table, pk: pk, t: t}
+		err := fn(tx)
+		blobs[t.RequestID()] = tx.blobs
+		if err != nil {
+			return err
+		}
+		return tx.checkSources()
+	}, run)
+	if err != nil {
+		e.fences.forget(table, pk)
+		if !errors.Is(err, store.ErrUnknownOutcome) {
+			for _, names := range blobs {
+				e.dropBlobs(ctx, names)
+			}
+		}
+		if ae := (*partition.AttemptsError)(nil); errors.As(err, &ae) && ae.Raced {
+			return nil, fmt.Errorf("eventual: partition %q of %s kept changing under the write (%d attempts): %w", pk, table, ae.Attempts, err)
+		}
+		return nil, err
+	}
+	for id, names := range blobs {
+		if id != res.RequestID {
+			e.dropBlobs(ctx, names)
+		}
+	}
+	e.fences.put(table, pk, res.Fence)
+	for _, id := range res.Outbox {
+		// Best effort: Sweep finds the row if this fails or never runs.
+		_ = e.enqueue(ctx, envelope{Outbox: &outboxRef{Table: table, PK: pk, ID: id}})
+	}
+	return res, nil
 }
 
 // dropBlobs removes operation blobs of a transaction that did not commit.
