@@ -3,7 +3,6 @@ package wide
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -224,13 +223,16 @@ func (w *Wide[T]) tooLarge(t *target, count int, l layout, actions, bytes int, e
 
 // head returns the value's head row: a partition.Head at the header's
 // RowKey, whose commit loop, budget and lost-answer resolution every
-// write of the value goes through.
+// write of the value goes through; Options.Attempts, Backoff and Random
+// are its policy.
 func (w *Wide[T]) head(t *target) (*partition.Head, error) {
 	h, err := partition.NewHead(w.table, t.pk, t.head, &partition.Options{
 		History:         History,
 		NewID:           func() (string, error) { return w.token(), nil },
+		Attempts:        w.attempts,
 		ResolveAttempts: w.attempts,
 		Backoff:         w.backoff,
+		Random:          w.random,
 		HeadPrefix:      headPrefix,
 	})
 	if err != nil {
@@ -239,122 +241,86 @@ func (w *Wide[T]) head(t *target) (*partition.Head, error) {
 	return h, nil
 }
 
-// sent is a send the store reported not applied (a refusal before any
-// work, or a lost answer its own read-back settled): a copy delayed in
-// the network may still land, so the head is checked for it.
-type sent struct {
-	id      string
-	version int64 // the head version it would have written
-}
-
-// commit runs one write through the value's head row: it reads the
-// header (one point read), checks ifMatch against it, has build make the
-// transaction on top of it (the value's new version given), and commits
-// it with the head (partition.Txn). A commit whose answer was lost is
-// resolved by the head, never sent again: applied, not applied (the head
-// was moved past it, or another writer's commit took its place; the
-// write then tries again from a new read), or an UnknownError. It tries
-// again when an unconditional write meets a concurrent one, and after a
-// transient failure.
+// commit runs one write through the value's head row and its commit
+// loop (partition.Head.Run): each attempt reads the header (one point
+// read), checks ifMatch against it, has build make the transaction on
+// top of it (the value's new version given), and commits it with the
+// head. The loop decides the outcome: a lost race under store.ETagAny,
+// a commit proved not applied or a transient failure is tried again
+// from a new read; a lost answer is resolved by the head, never sent
+// again (applied, or an UnknownError); a send reported not applied that
+// a later read shows landed is returned as applied.
 func (w *Wide[T]) commit(ctx context.Context, t *target, ifMatch store.ETag, build func(h *header, version int64) ([]store.Action, error)) (store.ETag, error) {
 	hd, err := w.head(t)
 	if err != nil {
 		return "", err
 	}
 	var (
-		mine  []sent
-		last  error
-		since int64 = -1 // after the head shut out this write's lost send: the value's version then
+		h   header // the header the attempt read
+		n   int    // the attempt
+		own error  // the write's own refusal, which names the value
 	)
-	for n := 1; n <= w.attempts; n++ {
-		if n > 1 {
-			if err := w.wait(ctx, n-1); err != nil {
-				return "", t.wrap(errors.Join(last, err))
-			}
-		}
-		h, f, err := w.readHeader(ctx, t, hd)
-		if err != nil {
-			if errors.Is(err, ErrCorrupt) || errors.Is(err, partition.ErrCorrupt) || !(errors.Is(err, store.ErrTransient) || errors.Is(err, store.ErrUnknownOutcome)) {
-				return "", t.wrap(err)
-			}
-			last = err
-			continue
-		}
-		for _, s := range mine {
-			if id, ok := f.WriterOf(s.version); ok && id == s.id {
-				// A send reported not applied landed after all.
-				if f.Version == s.version {
-					return h.etag, nil
-				}
-				return "", nil
-			}
-		}
-		if since >= 0 && ifMatch != store.ETagAny && ifMatch != "" && h.live() && h.version == since {
-			// The head moved only to shut this write's lost send out: the
-			// value is still the one ifMatch was read with.
-			ifMatch = h.etag
-		}
-		if err := w.precondition(t, &h, ifMatch, n); err != nil {
-			return "", err
-		}
-		actions, err := build(&h, h.version+1)
-		if err != nil {
-			return "", err // it names the value
-		}
-		tx, err := hd.BeginAt(f)
-		if err != nil {
-			return "", t.wrap(err)
-		}
-		head := actions[0].Entity.Properties
-		delete(head, propHeadVersion)
-		delete(head, propWrites)
-		if err := tx.SetHead(head); err != nil {
-			return "", t.wrap(err)
-		}
-		for _, a := range actions[1:] {
-			if err := tx.Add("row "+a.Entity.RowKey, a); err != nil {
-				return "", t.wrap(err)
-			}
-		}
-		res, err := tx.Commit(ctx)
-		if err == nil {
-			if res.Recovered && res.Fence.Version != res.Version {
-				return "", nil // applied, and other writes landed on top of it since
-			}
-			return res.Fence.ETag, nil
-		}
-		var (
-			na *partition.NotAppliedError
-			ue *partition.UnknownError
-		)
-		switch {
-		case errors.As(err, &ue):
-			return "", w.unknown(t, ue)
-		case errors.As(err, &na):
-			if !na.Overtaken {
-				since = h.version
-			}
-			last = err
-		case errors.Is(err, partition.ErrConflict):
-			if ifMatch != store.ETagAny && len(mine) == 0 {
-				return "", w.conflict(t, ifMatch, "", n, err)
-			}
-			last = err // read the header again: it tells who won
-		case errors.Is(err, store.ErrTransient):
-			mine = append(mine, sent{id: tx.RequestID(), version: f.Version + 1})
-			last = err
-		default:
-			return "", t.wrap(err)
-		}
+	res, err := hd.Run(ctx, func(_ context.Context, tx *partition.Txn) error {
+		n++
+		own = w.attempt(t, &h, ifMatch, n, tx, build)
+		return own
+	}, &partition.RunOptions{Read: func(ctx context.Context) (partition.Fence, error) {
+		var f partition.Fence
+		var err error
+		h, f, err = w.readHeader(ctx, t, hd)
+		return f, err
+	}})
+	var (
+		ue *partition.UnknownError
+		ae *partition.AttemptsError
+	)
+	switch {
+	case err == nil && res.Recovered && res.Fence.Version != res.Version:
+		return "", nil // applied, and other writes landed on top of it since
+	case err == nil:
+		return res.Fence.ETag, nil
+	case err == own:
+		return "", err
+	case errors.As(err, &ue):
+		return "", w.unknown(t, ue)
+	case errors.As(err, &ae) && ae.Raced && ifMatch == store.ETagAny:
+		return "", w.conflict(t, ifMatch, "", ae.Attempts, ae.Err)
+	case errors.Is(err, partition.ErrConflict) && ifMatch != store.ETagAny:
+		// Refused on the head: the value changed since it was read.
+		return "", w.conflict(t, ifMatch, "", n, err)
 	}
-	if ifMatch == store.ETagAny && errors.Is(last, partition.ErrConflict) {
-		return "", w.conflict(t, ifMatch, "", w.attempts, last)
-	}
-	return "", t.wrap(fmt.Errorf("gave up after %d attempts: %w", w.attempts, last))
+	return "", t.wrap(err)
 }
 
-// precondition checks ifMatch against the header read.
-func (w *Wide[T]) precondition(t *target, h *header, ifMatch store.ETag, n int) error {
+// attempt builds one attempt's transaction on the header h it read:
+// ifMatch checked, the value's rows on top of it, the header through the
+// head's SetHead.
+func (w *Wide[T]) attempt(t *target, h *header, ifMatch store.ETag, n int, tx *partition.Txn, build func(h *header, version int64) ([]store.Action, error)) error {
+	if err := w.precondition(t, h, ifMatch, n, tx); err != nil {
+		return err
+	}
+	actions, err := build(h, h.version+1)
+	if err != nil {
+		return err // it names the value
+	}
+	head := actions[0].Entity.Properties
+	delete(head, propHeadVersion)
+	delete(head, propWrites)
+	if err := tx.SetHead(head); err != nil {
+		return t.wrap(err)
+	}
+	for _, a := range actions[1:] {
+		if err := tx.Add("row "+a.Entity.RowKey, a); err != nil {
+			return t.wrap(err)
+		}
+	}
+	return nil
+}
+
+// precondition checks ifMatch against the header read (tx's base): an
+// ETag holds while the header is unchanged since it had it, also when
+// the head moved only to shut out a lost send of this write.
+func (w *Wide[T]) precondition(t *target, h *header, ifMatch store.ETag, n int, tx *partition.Txn) error {
 	switch {
 	case ifMatch == store.ETagAny:
 		return nil
@@ -364,7 +330,7 @@ func (w *Wide[T]) precondition(t *target, h *header, ifMatch store.ETag, n int) 
 		}
 	case !h.live():
 		return w.conflict(t, ifMatch, "", n, refuse(store.CodeUpdateConditionNotSatisfied, 412, "the value does not exist"))
-	case h.etag != ifMatch:
+	case !tx.Unchanged(ifMatch):
 		return w.conflict(t, ifMatch, h.etag, n, refuse(store.CodeUpdateConditionNotSatisfied, 412, "the value's ETag is %s", h.etag))
 	}
 	return nil
