@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
@@ -19,15 +18,9 @@ func TestNilOptionsTakeTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.opts.attempts != 10 || s.opts.backoff == nil || s.opts.maxSegments != MaxSegments {
+	// The default backoff is the head's (partition.Options.Backoff).
+	if s.opts.attempts != 10 || s.opts.backoff != nil || s.opts.maxSegments != MaxSegments {
 		t.Fatalf("nil options: %+v, want the defaults", s.opts)
-	}
-	for n, ceiling := range map[int]time.Duration{1: 10 * time.Millisecond, 3: 40 * time.Millisecond, 50: time.Second} {
-		for range 100 {
-			if d := s.opts.backoff(n); d < 0 || d >= ceiling {
-				t.Fatalf("default backoff before try %d: %s, want 0 to %s", n+1, d, ceiling)
-			}
-		}
 	}
 	if _, err := s.Add(t.Context(), 3, 2); err != nil {
 		t.Fatal(err)

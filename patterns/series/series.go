@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/tablekit/tablekit/core/partition"
-	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/filter"
@@ -48,16 +46,20 @@ type Series struct {
 // policy paces both the tries of a write and the resolution of a lost
 // answer.
 type Options struct {
-	// Attempts bounds the tries of one write that meets a concurrent
-	// writer (default 10); then it fails with ErrContention. It also
-	// bounds the head's rounds of read-back that resolve a lost answer
+	// Attempts bounds the attempts of one write, those of the head's
+	// commit loop (partition.Options.Attempts: a write that meets a
+	// concurrent writer, one proved not applied after its answer was
+	// lost, a transient failure), default 10; a write that lost the race
+	// on each fails with ErrContention. It also bounds the head's rounds
+	// of read-back that resolve a lost answer
 	// (partition.Options.ResolveAttempts) and the reads of a series that
 	// writers keep changing.
 	Attempts int
 	// Backoff is the pause before try n (n >= 1) after the first, of a
 	// write and of the head's resolution (partition.Options.Backoff). The
-	// default is a random duration up to 10 ms doubled n-1 times, at most
-	// 1 s ("full jitter", which spreads contending writers best).
+	// default is the head's: a random duration up to 10 ms doubled n-1
+	// times, at most 1 s ("full jitter", which spreads contending writers
+	// best).
 	Backoff func(n int) time.Duration
 	// MaxSegments bounds the entities one series may spread over, 1 to
 	// MaxSegments (the default).
@@ -96,12 +98,9 @@ func New(tbl store.Table, pk, id string, layout Layout, opts *Options) (*Series,
 	case in.MaxSegments < 0 || in.MaxSegments > MaxSegments:
 		return nil, invalid("Options.MaxSegments %d: want 0 (the default) to %d", in.MaxSegments, MaxSegments)
 	}
-	o := options{attempts: 10, backoff: jitter, maxSegments: MaxSegments}
+	o := options{attempts: 10, backoff: in.Backoff, maxSegments: MaxSegments}
 	if in.Attempts != 0 {
 		o.attempts = in.Attempts
-	}
-	if in.Backoff != nil {
-		o.backoff = in.Backoff
 	}
 	if in.MaxSegments != 0 {
 		o.maxSegments = in.MaxSegments
@@ -127,6 +126,7 @@ func New(tbl store.Table, pk, id string, layout Layout, opts *Options) (*Series,
 	}
 	head, err := partition.NewHead(tbl, pk, rk, &partition.Options{
 		History:         History,
+		Attempts:        o.attempts,
 		ResolveAttempts: o.attempts,
 		Backoff:         o.backoff,
 		HeadPrefix:      HeadPrefix,
@@ -135,25 +135,6 @@ func New(tbl store.Table, pk, id string, layout Layout, opts *Options) (*Series,
 		return nil, fmt.Errorf("series: id %q: %w", id, err)
 	}
 	return &Series{table: tbl, pk: pk, id: id, names: names, slots: slots, rng: rng, head: head, opts: o}, nil
-}
-
-// jitter is the default backoff: full jitter over a ceiling of 10 ms
-// doubled n-1 times, at most 1 s.
-func jitter(n int) time.Duration {
-	d := time.Second
-	if n-1 < 7 {
-		d = min(d, 10*time.Millisecond<<(n-1))
-	}
-	return rand.N(d)
-}
-
-// wait pauses before try n (n >= 1) after the first, or returns the
-// context's error.
-func (s *Series) wait(ctx context.Context, n int) error {
-	if d := s.opts.backoff(n); d > 0 {
-		return wait.Sleep(ctx, d)
-	}
-	return ctx.Err()
 }
 
 // Slots returns the number of slots.

@@ -35,90 +35,67 @@ func (s *Series) Update(ctx context.Context, fn func(values []any) (map[int]any,
 	return err
 }
 
-// sent is a commit the store reported not applied (a refusal before any
-// work, such as a 503): a copy delayed in the network may still land, so
-// the head is checked for it at the next read.
-type sent struct {
-	id      string
-	version int64 // the head version it would have written
-	call    int   // the call of fn whose changes it carried
-}
+// errNoChanges ends a Run whose fn changed nothing: nothing is written.
+var errNoChanges = errors.New("series: no changes")
 
-// update runs Update and returns which call of fn (from 0) made the
-// changes the series took.
+// update runs Update through the head's commit loop (partition.Head.Run)
+// and returns which call of fn (from 0) made the changes the series took.
+// Each attempt reads the whole series (load), has fn compute the changes
+// from it and places them in the transaction on the head; the loop
+// retries a lost race, a commit proved not applied and a transient
+// failure from a new read, returns a send reported not applied that
+// landed after all, and never sends a lost answer again.
 func (s *Series) update(ctx context.Context, fn func(values []any) (map[int]any, error)) (int, error) {
 	var (
-		mine  []sent
-		last  error
-		calls int
+		st      *state             // what the attempt read
+		calls   = map[string]int{} // the call of fn each attempt's transaction carries, by request id
+		own     error              // fn's error, or the refusal of its changes
+		readErr error              // the last read's error
 	)
-	for n := 1; n <= s.opts.attempts; n++ {
-		if n > 1 {
-			if err := s.wait(ctx, n-1); err != nil {
-				return 0, fmt.Errorf("series: write to %s: %w", s.describe(), errors.Join(last, err))
-			}
+	res, err := s.head.Run(ctx, func(_ context.Context, tx *partition.Txn) error {
+		calls[tx.RequestID()] = len(calls)
+		own = s.attempt(tx, st, fn)
+		return own
+	}, &partition.RunOptions{Read: func(ctx context.Context) (partition.Fence, error) {
+		st, readErr = s.load(ctx)
+		if readErr != nil {
+			return partition.Fence{}, readErr
 		}
-		st, err := s.load(ctx)
-		if err != nil {
-			if len(mine) == 0 || !errors.Is(err, store.ErrTransient) {
-				return 0, err
-			}
-			last = err // a send of ours may yet show in the head: read again
-			continue
-		}
-		for _, m := range mine {
-			if id, ok := st.fence.WriterOf(m.version); ok && id == m.id {
-				return m.call, nil // a send reported not applied landed after all
-			}
-		}
-		m, err := fn(st.snapshot(s.names).Values)
-		call := calls
-		calls++
-		if err != nil {
-			return call, err
-		}
-		changes, err := s.changes(m)
-		if err != nil || len(changes) == 0 {
-			return call, err
-		}
-		tx, err := s.head.BeginAt(st.fence)
-		if err != nil {
-			return call, fmt.Errorf("series: write to %s: %w", s.describe(), err)
-		}
-		if err := s.plan(tx, st, changes); err != nil {
-			return call, err
-		}
-		_, err = tx.Commit(ctx)
-		switch {
-		case err == nil:
-			return call, nil // applied, also when the head recovered a lost answer
-		case errors.Is(err, store.ErrUnknownOutcome):
-			// The head could not tell: never sent again.
-			return call, fmt.Errorf("series: write to %s: %w", s.describe(), err)
-		case errors.Is(err, partition.ErrConflict), errors.Is(err, partition.ErrChanged), errors.Is(err, partition.ErrDuplicate):
-			last = err // another writer committed first: nothing applied, read again
-		case errors.As(err, new(*partition.NotAppliedError)):
-			last = err // lost, and the head shut it out: nothing applied, read again
-		case errors.Is(err, store.ErrTransient):
-			mine = append(mine, sent{id: tx.RequestID(), version: st.fence.Version + 1, call: call})
-			last = err
-		default:
-			return call, fmt.Errorf("series: write to %s: %w", s.describe(), err)
-		}
+		return st.fence, nil
+	}})
+	var ae *partition.AttemptsError
+	switch {
+	case err == nil:
+		return calls[res.RequestID], nil // applied, also when the head recovered a lost answer
+	case err == errNoChanges:
+		return len(calls) - 1, nil
+	case err == own, err == readErr:
+		return len(calls) - 1, err // they name the series
+	case errors.As(err, &ae) && ae.Raced:
+		return 0, fmt.Errorf("%w: series %s: gave up after %d attempts: %w", ErrContention, s.describe(), ae.Attempts, ae.Err)
+	case errors.As(err, &ae):
+		return 0, fmt.Errorf("series: write to %s: gave up after %d attempts: %w", s.describe(), ae.Attempts, ae.Err)
 	}
-	if lostRace(last) {
-		return 0, fmt.Errorf("%w: series %s: gave up after %d attempts: %w", ErrContention, s.describe(), s.opts.attempts, last)
-	}
-	return 0, fmt.Errorf("series: write to %s: gave up after %d attempts: %w", s.describe(), s.opts.attempts, last)
+	// A refusal, or an unknown outcome the head could not tell: never
+	// sent again.
+	return 0, fmt.Errorf("series: write to %s: %w", s.describe(), err)
 }
 
-// lostRace reports whether err says another writer committed first.
-func lostRace(err error) bool {
-	var na *partition.NotAppliedError
-	if errors.As(err, &na) {
-		return na.Overtaken
+// attempt builds one attempt's transaction: fn's changes to the series
+// as read, placed in its segments.
+func (s *Series) attempt(tx *partition.Txn, st *state, fn func(values []any) (map[int]any, error)) error {
+	m, err := fn(st.snapshot(s.names).Values)
+	if err != nil {
+		return err
 	}
-	return errors.Is(err, partition.ErrConflict) || errors.Is(err, partition.ErrChanged) || errors.Is(err, partition.ErrDuplicate)
+	changes, err := s.changes(m)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		return errNoChanges
+	}
+	return s.plan(tx, st, changes)
 }
 
 // Set writes one slot (nil clears it).
