@@ -52,7 +52,7 @@ func ExampleNew() {
 	// Output:
 	// p_2 Bob <nil>
 	// <nil>
-	// true partition "red" of table People: email "ann@example.org" is taken: EntityAlreadyExists (409) at action 2: entity (PartitionKey "red", RowKey "email !ann@example.2Eorg") already exists in table "People"
+	// true partition "red" of table People: email "ann@example.org" is taken: EntityAlreadyExists (409) at action 3: entity (PartitionKey "red", RowKey "email !ann@example.2Eorg") already exists in table "People"
 }
 
 // All entities sharing a value of a non-unique index, in one range query.

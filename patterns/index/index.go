@@ -14,11 +14,14 @@
 //	e, err := staff.Find(ctx, "Sales", "email", "ann@x")   // one point read
 //	for e, err := range staff.FindAll(ctx, "Sales", "lastname", "Jones") { ... }
 //
-// The entity's own ETag guards its copies: every write that touches the
-// copies is conditional on the entity's ETag in the same transaction, so
-// two writers of one entity never interleave, and two entities that claim
-// one unique value cannot both commit (the second insert of the copy
-// fails). No partition-wide fence is needed, which keeps a write to one
+// Each entity has a head row of its own (a partition.Head at HeadKey of
+// its RowKey) that every write of the entity goes through, in the same
+// transaction as the entity and its copies: the head's commit loop reads
+// it, builds the transaction and commits it conditional on the head, so
+// two writers of one entity never interleave, and a write whose answer
+// was lost is resolved exactly by the head. Two entities that claim one
+// unique value cannot both commit (the second insert of the copy fails).
+// No partition-wide fence is needed, which keeps a write to one
 // transaction of the entity's rows only. docs/patterns/index.md has the
 // costs and the failure cases.
 package index
@@ -103,8 +106,13 @@ func New[T any](st store.Store, table string, specs ...Spec[T]) (*Table[T], erro
 	if len(specs) == 0 {
 		return nil, refuse("no index declared")
 	}
-	if 1+2*len(specs) > store.MaxBatchActions {
-		return nil, refuse("%d indexes: a write of one entity would take %d actions, over the transaction's %d", len(specs), 1+2*len(specs), store.MaxBatchActions)
+	if 2+2*len(specs) > store.MaxBatchActions {
+		return nil, refuse("%d indexes: a write of one entity would take %d actions (its head, the entity, a delete and an insert per index), over the transaction's %d",
+			len(specs), 2+2*len(specs), store.MaxBatchActions)
+	}
+	if strings.HasPrefix(kind.Prefix, headMark) {
+		var zero T
+		return nil, refuse("%T's RowKey prefix %q starts with %q, which marks the entities' head rows: choose another", zero, kind.Prefix, headMark)
 	}
 	seen := map[string]bool{}
 	for _, s := range specs {
@@ -174,11 +182,12 @@ func (s *Spec[T]) copyKey(v, rk string) (string, error) {
 }
 
 // copies returns the index copies of entity e (from value v), in the
-// order the indexes were declared. An empty value is not indexed.
-func (x *Table[T]) copies(v *T, e *store.Entity) ([]store.Entity, error) {
+// order the indexes were declared, with their keys. An empty value is not
+// indexed.
+func (x *Table[T]) copies(v *T, e *store.Entity) ([]copyKey[T], []store.Entity, error) {
 	keys, err := x.copyKeys(v, e.PartitionKey, e.RowKey)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]store.Entity, 0, len(keys))
 	for _, k := range keys {
@@ -200,7 +209,7 @@ func (x *Table[T]) copies(v *T, e *store.Entity) ([]store.Entity, error) {
 		c.Properties[RefProperty] = e.RowKey
 		out = append(out, c)
 	}
-	return out, nil
+	return keys, out, nil
 }
 
 // copyKey is the RowKey of v's copy in one index.
@@ -231,20 +240,6 @@ func (x *Table[T]) copyKeys(v *T, pk, rk string) ([]copyKey[T], error) {
 		out = append(out, copyKey[T]{s, crk})
 	}
 	return out, nil
-}
-
-// specOfCopy returns the index a copy's RowKey belongs to.
-func (x *Table[T]) specOfCopy(rk string) *Spec[T] {
-	parts, err := keys.Split(rk)
-	if err != nil || len(parts) == 0 {
-		return nil
-	}
-	for i := range x.specs {
-		if x.specs[i].name == parts[0] {
-			return &x.specs[i]
-		}
-	}
-	return nil
 }
 
 // decodeCopy turns a copy back into a T: the entity's RowKey, the copy's

@@ -44,9 +44,14 @@ func proofOracle(t testing.TB, st store.Store, name string, want proofState) (lo
 	ctx := context.Background()
 	ents := map[string][2]string{}
 	copies := map[string]string{}
+	heads := map[string]map[string]any{} // entity RowKey -> its head row's properties
 	for e, err := range store.All(ctx, st.Table(name), store.Query{}) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if index.IsHeadKey(e.RowKey) {
+			heads[strings.TrimPrefix(e.RowKey, index.HeadKey(""))] = e.Properties
+			continue
 		}
 		if strings.HasPrefix(e.RowKey, "emp_") {
 			em, _ := e.Properties["Email"].(string)
@@ -89,6 +94,28 @@ func proofOracle(t testing.TB, st store.Store, name string, want proofState) (lo
 		if expect[k] != id {
 			duplicated++
 			t.Errorf("copy %q of %s belongs to no entity", k, id)
+		}
+	}
+	// Each entity's head says it exists and lists its copies; a head of
+	// an entity that does not exist says so.
+	for id, h := range heads {
+		v, present := ents[id]
+		var want map[string]any
+		if present {
+			ek, _ := keys.Join("email", v[0])
+			lk, _ := keys.Join("lastname", v[1], id)
+			want = map[string]any{"TkLive": true, "TkCopy_email": ek, "TkCopy_lastname": lk}
+		}
+		live, _ := h["TkLive"].(bool) // a head the package moved to shut out a lost insert has no TkLive
+		if live != present || present && (h["TkCopy_email"] != want["TkCopy_email"] || h["TkCopy_lastname"] != want["TkCopy_lastname"]) {
+			half++
+			t.Errorf("the head of %s (present %v) says %v", id, present, h)
+		}
+	}
+	for id := range ents {
+		if heads[id] == nil {
+			half++
+			t.Errorf("entity %s has no head row", id)
 		}
 	}
 	return lost, duplicated, half

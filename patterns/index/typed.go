@@ -28,15 +28,16 @@ func mustName(s string) store.PropertyName {
 	return n
 }
 
-// typedInserts returns the insert of v and of its copies as typed actions.
-func (x *Table[T]) typedInserts(v *T) ([]store.Action, error) {
+// typedInserts returns the insert of v and of its copies as typed
+// actions, with the copies' keys.
+func (x *Table[T]) typedInserts(v *T) ([]store.Action, []copyKey[T], error) {
 	pk, rk, src, err := mapper.SourceOf(v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cks, err := x.copyKeys(v, pk, rk)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	acts := make([]store.Action, 1, 1+len(cks))
 	acts[0] = store.Action{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, Source: src}
@@ -44,7 +45,7 @@ func (x *Table[T]) typedInserts(v *T) ([]store.Action, error) {
 		acts = append(acts, store.Action{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: pk, RowKey: k.rk},
 			Source: copySource{src: src, project: k.spec.project, ref: rk}})
 	}
-	return acts, nil
+	return acts, cks, nil
 }
 
 // copySource writes an index copy: the entity's properties (those of the
