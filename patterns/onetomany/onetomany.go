@@ -18,12 +18,14 @@
 //	f, err := fam.Get(ctx, Employee{Department: "Sales", ID: "000123"}) // one range query
 //	err = fam.Add(ctx, &emp, &r2026) // fenced by the parent's ETag
 //
-// Every write of a family writes its parent in the same transaction,
-// conditional on the parent's ETag (the value's, or one read just before
-// when the value carries none), so the parent fences the family: writers
-// never interleave and a child is never added to a parent that is gone. A
-// Delete of more than one transaction marks the parent in its first, so
-// that no writer adds to the family after it and any Delete finishes it.
+// The parent's row is the family's head (a partition.Head): every write
+// of a family is one transaction on it, through the head's commit loop,
+// conditional on the parent's state as read (and on the value's ETag when
+// it holds one), so the parent fences the family: writers never
+// interleave, a child is never added to a parent that is gone, and a
+// write whose answer was lost is resolved exactly by the head. A Delete
+// of more than one transaction marks the parent in its first, so that no
+// writer adds to the family after it and any Delete finishes it.
 // docs/patterns/onetomany.md has the costs and the failure cases.
 package onetomany
 

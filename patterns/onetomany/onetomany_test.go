@@ -99,13 +99,19 @@ func mustKey(t *testing.T, parts ...string) string {
 	return k
 }
 
-// rowsOf counts the rows of the table.
+// rowsOf counts the rows of the table but the heads of families that are
+// gone: a parent's row that holds the head's own two properties alone
+// (what a Delete leaves, and what shutting out a lost insert leaves), no
+// parent to any read.
 func rowsOf(t *testing.T, tbl store.Table) int {
 	t.Helper()
 	n := 0
-	for _, err := range store.All(context.Background(), tbl, store.Query{}) {
+	for e, err := range store.All(context.Background(), tbl, store.Query{}) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if _, v := e.Properties["TkHeadVersion"]; v && len(e.Properties) == 2 {
+			continue
 		}
 		n++
 	}

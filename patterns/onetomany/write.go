@@ -4,66 +4,151 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
 )
 
-// attempts bounds the tries of a write without the parent's ETag that
-// other writers keep getting ahead of, and the consecutive tries of a
-// Delete that make no progress.
+// attempts bounds the attempts of one family write, and of each
+// transaction of a Delete: those of the parent's commit loop
+// (partition.Options.Attempts).
 const attempts = 16
 
-// backoff is the pause before try n (n >= 1) after the first: full jitter
-// over a ceiling doubling from 10 ms to 1 s.
-var backoff = func(n int) time.Duration {
-	d := time.Second
-	if n-1 < 7 {
-		d = min(d, 10*time.Millisecond<<(n-1))
+// backoff, when a test sets it, replaces the pause of the parent's commit
+// loop (partition.Options.Backoff; nil for its default, full jitter over a
+// ceiling doubling from 10 ms to 1 s).
+var backoff func(n int) time.Duration
+
+// headPrefix names the two properties the parent's row keeps as its
+// family's head: TkHeadVersion and TkHeadWriters.
+const headPrefix = "TkHead"
+
+// The parent's row is the family's head (a partition.Head at the
+// parent's RowKey): every write of the family is one transaction on it,
+// the parent written through Txn.SetHead (or, for Add and Remove, only
+// the head's own two properties merged into it) and the children as its
+// rows. The head's commit loop (partition.Head.Run) reads the parent,
+// builds the transaction, commits it conditional on the parent's state,
+// and decides: another writer of the family that got in first makes the
+// write read again and try again; a write whose answer was lost is
+// resolved exactly by the head, never sent again. After a Delete the row
+// stays, holding the head's two properties alone: it is no parent to any
+// read (they all select by the kind's discriminator), and it keeps the
+// head's version and writers for the family's next writers.
+
+// head returns the family's head: the parent's row.
+func (t *Table[P, C]) head(pe store.Entity) (*partition.Head, error) {
+	hd, err := partition.NewHead(t.table, pe.PartitionKey, pe.RowKey, &partition.Options{HeadPrefix: headPrefix, Attempts: attempts, Backoff: backoff})
+	if err != nil {
+		return nil, fmt.Errorf("onetomany: parent (%q, %q): %w", pe.PartitionKey, pe.RowKey, err)
 	}
-	return rand.N(d)
+	return hd, nil
 }
 
-// wait pauses before try n, or returns the context's error.
-func wait(ctx context.Context, n int) error {
-	d := backoff(n)
-	if d <= 0 {
-		return ctx.Err()
+// kindOf is the discriminator of the parent's row as read: t.pKind for a
+// parent, t.mark for one whose family is being deleted, nil when there is
+// no row or only the head's own properties.
+type kindOf = any
+
+// write runs one family write through the parent's commit loop: each
+// attempt reads the parent's row (its discriminator and the head's own
+// properties: one point read), then plan builds the transaction from its
+// kind. fresh begins without a read, from a parent that does not exist
+// (Insert). It returns the Result, or plan's own error as it is, or the
+// loop's error with the row that failed named.
+func (t *Table[P, C]) write(ctx context.Context, pe store.Entity, ms []member, fresh bool, plan func(kind kindOf, tx *partition.Txn) error) (*partition.Result, error) {
+	hd, err := t.head(pe)
+	if err != nil {
+		return nil, err
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
+	ver, wr := hd.Properties()
+	var (
+		kind kindOf
+		own  error
+	)
+	run := &partition.RunOptions{Read: func(ctx context.Context) (partition.Fence, error) {
+		e, err := t.table.Get(ctx, pe.PartitionKey, pe.RowKey, &store.GetOptions{Select: []string{t.prop, ver, wr}})
+		if store.EntityNotFound(err) {
+			kind = nil
+			return hd.FenceOf(nil)
+		}
+		if err != nil {
+			return partition.Fence{}, fmt.Errorf("onetomany: read of parent (%q, %q) of table %s: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), err)
+		}
+		kind = e.Properties[t.prop]
+		return hd.FenceOf(&e)
+	}}
+	if fresh {
+		f, err := hd.FenceOf(nil)
+		if err != nil {
+			return nil, err
+		}
+		run.Start = &f
 	}
+	res, err := hd.Run(ctx, func(_ context.Context, tx *partition.Txn) error {
+		own = plan(kind, tx)
+		return own
+	}, run)
+	switch {
+	case err == nil || err == own:
+		return res, err
+	case errors.As(err, new(*partition.AttemptsError)), errors.Is(err, store.ErrUnknownOutcome):
+		return nil, fmt.Errorf("onetomany: family of (%q, %q) in table %s: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), err)
+	}
+	return nil, t.explain(err, pe, ms)
+}
+
+// changedParent is the refusal of a write conditional on the parent's
+// ETag whose parent changed since it was read.
+func (t *Table[P, C]) changedParent(pe store.Entity, etag store.ETag) error {
+	e := store.Errorf(store.CodeUpdateConditionNotSatisfied, 412, "onetomany: parent (%q, %q) of table %s changed since it was read (ETag %s)",
+		pe.PartitionKey, pe.RowKey, t.table.Name(), etag)
+	e.Source, e.Index = store.SourceClient, 0
+	return e
+}
+
+// noParent is the refusal of a write of a family whose parent is missing.
+func (t *Table[P, C]) noParent(pe store.Entity) error {
+	e := store.Errorf(store.CodeResourceNotFound, 404, "onetomany: no parent (%q, %q) in table %s", pe.PartitionKey, pe.RowKey, t.table.Name())
+	e.Source, e.Index = store.SourceClient, 0
+	return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %w: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), errNoParent, e)
 }
 
 // Insert adds a new parent and its children in one transaction, and stores
 // the new ETag in each value's etag field. A parent or child that exists is
-// an error matching store.ErrAlreadyExists; nothing is written then.
+// an error matching store.ErrAlreadyExists; nothing is written then. The
+// insert is sent without a read: when the parent's row exists (the
+// parent, or the head a deleted family left), the transaction is refused
+// on it and the insert reads it and goes on from what it holds.
 func (t *Table[P, C]) Insert(ctx context.Context, parent *P, children ...*C) error {
 	pe, err := t.parentKeys(parent)
 	if err != nil {
 		return err
 	}
-	acts, ms, err := t.prepare(pe, store.Action{Kind: store.ActionInsert, Entity: pe}, store.ActionInsert, children)
+	ms, err := t.prepare(pe, store.ActionInsert, children)
 	if err != nil {
 		return err
 	}
-	err = t.send(ctx, pe, acts, ms, parent, store.ActionInsert)
-	if store.Index(err) == 0 && errors.Is(err, store.ErrAlreadyExists) {
-		// The parent's row exists: it may be the mark of a pending delete.
-		if cur, rerr := t.table.Get(ctx, pe.PartitionKey, pe.RowKey, &store.GetOptions{Select: []string{t.prop}}); rerr == nil && cur.Properties[t.prop] == t.mark {
+	res, err := t.write(ctx, pe, ms, true, func(kind kindOf, tx *partition.Txn) error {
+		switch kind {
+		case nil:
+		case t.mark:
 			return t.pending(pe, store.CodeEntityAlreadyExists, 409)
+		default:
+			e := store.Errorf(store.CodeEntityAlreadyExists, 409, "onetomany: parent (%q, %q) exists already in table %s", pe.PartitionKey, pe.RowKey, t.table.Name())
+			e.Source, e.Index = store.SourceClient, 0
+			return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), e)
 		}
-	}
-	return err
+		if err := tx.SetHead(pe.Properties); err != nil {
+			return err
+		}
+		return t.addChildren(tx, ms, store.ActionInsert)
+	})
+	return t.finish(ms, parent, store.ActionInsert, res, err)
 }
 
 // Update replaces the parent if it still has the ETag in its etag field
@@ -79,23 +164,39 @@ func (t *Table[P, C]) Update(ctx context.Context, parent *P, children ...*C) err
 	if etag == "" {
 		return fmt.Errorf("onetomany: update of parent (%q, %q): %w", pe.PartitionKey, pe.RowKey, mapper.ErrNoETag)
 	}
-	acts, ms, err := t.prepare(pe, store.Action{Kind: store.ActionUpdateReplace, Entity: pe, IfMatch: etag}, store.ActionUpsertReplace, children)
+	ms, err := t.prepare(pe, store.ActionUpsertReplace, children)
 	if err != nil {
 		return err
 	}
-	return t.send(ctx, pe, acts, ms, parent, store.ActionUpsertReplace)
+	res, err := t.write(ctx, pe, ms, false, func(kind kindOf, tx *partition.Txn) error {
+		if kind != t.pKind {
+			if kind == nil {
+				return t.noParent(pe)
+			}
+			return t.explain(t.changedParent(pe, etag), pe, ms)
+		}
+		if !tx.Unchanged(etag) {
+			return t.explain(t.changedParent(pe, etag), pe, ms)
+		}
+		if err := tx.SetHead(pe.Properties); err != nil {
+			return err
+		}
+		return t.addChildren(tx, ms, store.ActionUpsertReplace)
+	})
+	return t.finish(ms, parent, store.ActionUpsertReplace, res, err)
 }
 
 // Add inserts children of an existing parent in one transaction with a
-// write of the parent that changes nothing but its ETag, conditional on
-// the ETag in the parent's etag field. When the field holds none, Add
-// first reads the parent (one point read) and makes the write conditional
-// on the ETag read, reading again when another writer gets in between (up
-// to 16 times, then an error matching partition.ErrConflict, a race to
-// retry, and store.ErrPreconditionFailed). So a child is never
-// added to a parent that is gone or whose family is being deleted, and
-// two writers of one family never interleave. The parent's new ETag goes
-// into its etag field. Only the parent's key fields need be set.
+// write of the parent that changes nothing but its ETag (the head's own
+// two properties), conditional on the parent's state as read, and on the
+// ETag in the parent's etag field when it holds one. The parent is read
+// first (one point read), and read again when another writer gets in
+// between (up to 16 attempts, then an error matching
+// partition.ErrConflict, a race to retry, and store.ErrPreconditionFailed).
+// So a child is never added to a parent that is gone or whose family is
+// being deleted, and two writers of one family never interleave. The
+// parent's new ETag goes into its etag field. Only the parent's key fields
+// need be set.
 func (t *Table[P, C]) Add(ctx context.Context, parent *P, children ...*C) error {
 	return t.fenced(ctx, parent, store.ActionInsert, children)
 }
@@ -108,104 +209,107 @@ func (t *Table[P, C]) Remove(ctx context.Context, parent *P, children ...*C) err
 	return t.fenced(ctx, parent, store.ActionDelete, children)
 }
 
-// fenced writes children with the parent's ETag as the fence: the one
-// the value holds, or the one read.
+// fenced writes children with the parent as the fence: its state as
+// read, and the ETag the value holds, if any.
 func (t *Table[P, C]) fenced(ctx context.Context, parent *P, kind store.ActionKind, children []*C) error {
 	pe, err := t.parentKeys(parent)
 	if err != nil {
 		return err
 	}
 	etag := mapper.ETagOf(parent)
-	acts, ms, err := t.prepare(pe, t.touch(pe, etag), kind, children)
+	ms, err := t.prepare(pe, kind, children)
 	if err != nil {
 		return err
 	}
-	if etag != "" {
-		return t.send(ctx, pe, acts, ms, parent, kind)
-	}
-	for n := 1; ; n++ {
-		cur, err := t.table.Get(ctx, pe.PartitionKey, pe.RowKey, &store.GetOptions{Select: []string{t.prop}})
+	res, err := t.write(ctx, pe, ms, false, func(k kindOf, tx *partition.Txn) error {
 		switch {
-		case store.EntityNotFound(err):
-			return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %w: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), errNoParent, err)
-		case err != nil:
-			return fmt.Errorf("onetomany: read of parent (%q, %q) of table %s: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), err)
-		case cur.Properties[t.prop] == t.mark:
+		case k == nil:
+			return t.noParent(pe)
+		case k == t.mark && etag != "":
+			return t.explain(t.changedParent(pe, etag), pe, ms)
+		case k == t.mark:
 			return t.pending(pe, store.CodeResourceNotFound, 404)
-		case cur.Properties[t.prop] != t.pKind:
-			return fmt.Errorf("onetomany: %w: the row (%q, %q) of table %s is of kind %v, not a parent (%s)", mapper.ErrWrongKind, pe.PartitionKey, pe.RowKey, t.table.Name(), cur.Properties[t.prop], t.pKind)
+		case k != t.pKind:
+			return fmt.Errorf("onetomany: %w: the row (%q, %q) of table %s is of kind %v, not a parent (%s)", mapper.ErrWrongKind, pe.PartitionKey, pe.RowKey, t.table.Name(), k, t.pKind)
+		case etag != "" && !tx.Unchanged(etag):
+			return t.explain(t.changedParent(pe, etag), pe, ms)
 		}
-		acts[0].IfMatch = cur.ETag
-		err = t.send(ctx, pe, acts, ms, parent, kind)
-		if store.Index(err) != 0 || !errors.Is(err, store.ErrPreconditionFailed) {
-			return err
-		}
-		if n >= attempts {
-			// Lost to other writers of the family every time: a race,
-			// worth retrying later, not a change under the caller's ETag.
-			return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %d tries lost to concurrent writers of the family: %w: %w",
-				pe.PartitionKey, pe.RowKey, t.table.Name(), n, partition.ErrConflict, err)
-		}
-		// Another writer of the family got in between: read again.
-		if werr := wait(ctx, n); werr != nil {
-			return err
-		}
+		return t.addChildren(tx, ms, kind)
+	})
+	if ae := (*partition.AttemptsError)(nil); errors.As(err, &ae) && ae.Raced {
+		// Lost to other writers of the family every time: a race,
+		// worth retrying later, not a change under the caller's ETag.
+		return fmt.Errorf("onetomany: parent (%q, %q) of table %s: %d tries lost to concurrent writers of the family: %w: %w",
+			pe.PartitionKey, pe.RowKey, t.table.Name(), ae.Attempts, partition.ErrConflict, ae.Err)
 	}
+	return t.finish(ms, parent, kind, res, err)
 }
 
-// touch is a write of the parent (pk, rk) that changes only its ETag: a
-// merge of its discriminator, which it has already.
-func (t *Table[P, C]) touch(pe store.Entity, etag store.ETag) store.Action {
-	return store.Action{Kind: store.ActionUpdateMerge, IfMatch: etag, Entity: store.Entity{
-		PartitionKey: pe.PartitionKey, RowKey: pe.RowKey, Properties: map[string]any{t.prop: t.pKind}}}
-}
-
-// prepare checks the children and builds the transaction: the parent's
-// action head, then one action of kind per child.
-func (t *Table[P, C]) prepare(pe store.Entity, head store.Action, kind store.ActionKind, children []*C) ([]store.Action, []member, error) {
+// prepare checks the children and the family write they make with the
+// parent, before any request.
+func (t *Table[P, C]) prepare(pe store.Entity, kind store.ActionKind, children []*C) ([]member, error) {
 	ms, err := t.children(pe.PartitionKey, pe.RowKey, children)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	acts := make([]store.Action, 0, 1+len(ms))
-	acts = append(acts, head)
+	acts = append(acts, store.Action{Kind: store.ActionUpdateReplace, Entity: pe, IfMatch: store.ETagAny}) // the parent, as the head writes it
 	for _, m := range ms {
-		a := store.Action{Kind: kind, Entity: m.e}
-		if kind == store.ActionDelete {
-			a.Entity.Properties = nil
-			if a.IfMatch = mapper.ETagOf(m.value); a.IfMatch == "" {
-				a.IfMatch = store.ETagAny
-			}
-		}
-		acts = append(acts, a)
+		acts = append(acts, childAction(m, kind))
 	}
-	check := acts
-	if head.IfMatch == "" && head.Kind != store.ActionInsert {
-		// The fence's ETag is read later: check with a stand-in.
-		check = append([]store.Action(nil), acts...)
-		check[0].IfMatch = store.ETagAny
+	if err := store.ValidateTransaction(acts); err != nil {
+		return nil, t.explain(err, pe, ms)
 	}
-	if err := store.ValidateTransaction(check); err != nil {
-		return nil, nil, t.explain(err, pe, ms)
-	}
-	return acts, ms, nil
+	return ms, nil
 }
 
-// send sends a family write as one transaction, and hands the new ETags
-// back.
-func (t *Table[P, C]) send(ctx context.Context, pe store.Entity, acts []store.Action, ms []member, parent *P, kind store.ActionKind) error {
-	res, err := t.table.Transact(ctx, acts)
-	if err != nil {
-		return t.explain(err, pe, ms)
+// childAction is the write of one child.
+func childAction(m member, kind store.ActionKind) store.Action {
+	a := store.Action{Kind: kind, Entity: m.e}
+	if kind == store.ActionDelete {
+		a.Entity.Properties = nil
+		if a.IfMatch = mapper.ETagOf(m.value); a.IfMatch == "" {
+			a.IfMatch = store.ETagAny
+		}
 	}
-	if err := mapper.SetETag(parent, res[0].ETag); err != nil {
+	return a
+}
+
+// addChildren adds the children's writes to the transaction.
+func (t *Table[P, C]) addChildren(tx *partition.Txn, ms []member, kind store.ActionKind) error {
+	for i, m := range ms {
+		if err := tx.Add(fmt.Sprintf("child %d", i), childAction(m, kind)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish hands the new ETags back after a family write that applied: the
+// parent's (the head's) and each child's. When the answer was lost and the
+// head proved the write applied, the children's ETags are unknown and
+// their fields emptied, and so is the parent's when other writes landed
+// on top since.
+func (t *Table[P, C]) finish(ms []member, parent *P, kind store.ActionKind, res *partition.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	petag := res.Fence.ETag
+	if res.Recovered && res.Fence.Version != res.Version {
+		petag = ""
+	}
+	if err := mapper.SetETag(parent, petag); err != nil {
 		return err
 	}
 	if kind == store.ActionDelete {
 		return nil
 	}
 	for i, m := range ms {
-		if err := mapper.SetETag(m.value, res[1+i].ETag); err != nil {
+		etag := store.ETag("")
+		if len(res.ETags) == len(ms) {
+			etag = res.ETags[i]
+		}
+		if err := mapper.SetETag(m.value, etag); err != nil {
 			return err
 		}
 	}
@@ -228,28 +332,28 @@ func (t *Table[P, C]) explain(err error, pe store.Entity, ms []member) error {
 
 // Delete removes the parent and all of its children.
 //
-// A family of up to MaxChildrenPerWrite children goes in one transaction,
-// conditional on the parent's ETag. A larger one goes in transactions of
-// that many children; the first also replaces the parent by a mark,
-// conditional on its ETag, and each later one rewrites the mark
-// conditional on the mark's ETag; the last deletes the mark. From the
-// first transaction on, the family is deleted for everyone: Get finds no
-// parent, and Add, Remove and Update are refused (ErrDeletePending), so no
-// writer adds to a family being deleted and the delete can always be
-// finished: Delete tries again after a conflict, a throttled request or a
-// lost answer (which the store resolves by reading the rows back, never
-// by sending again), up to 16 tries without progress. When it stops
-// before finishing (the context ends, the store keeps failing), it
-// returns a *DeletePendingError saying how many rows it deleted and how
-// many remain, and any later Delete of the family finishes it.
+// A family of up to MaxChildrenPerWrite children goes in one transaction
+// on the parent's row (the family's head), conditional on its state. A
+// larger one goes in transactions of that many children; the first also
+// replaces the parent by a mark, and each later one rewrites the mark;
+// the last replaces the mark by the head's own properties alone (the
+// parent is gone). From the first transaction on, the family is deleted
+// for everyone: Get finds no parent, and Add, Remove and Update are
+// refused (ErrDeletePending), so no writer adds to a family being deleted
+// and the delete can always be finished. Each transaction goes through
+// the head's commit loop: it is tried again after a conflict or a
+// throttled request, and a lost answer is resolved exactly by the head,
+// never sent again (up to 16 attempts each). When it stops before
+// finishing (the context ends, the store keeps failing), it returns a
+// *DeletePendingError saying how many rows it deleted and how many
+// remain, and any later Delete of the family finishes it.
 //
 // When the parent value holds an ETag, the family is deleted only if the
 // parent still has it: otherwise store.ErrPreconditionFailed, and nothing
 // is deleted. Without one, Delete reads the family again when another
-// writer changes it before the first transaction (up to 16 times). A
-// family whose delete is pending is finished whatever ETag the value
-// holds. A missing parent is not an error without an ETag; its children,
-// if any, are deleted.
+// writer changes it before the first transaction. A family whose delete
+// is pending is finished whatever ETag the value holds. A missing parent
+// is not an error without an ETag; its children, if any, are deleted.
 func (t *Table[P, C]) Delete(ctx context.Context, parent *P) error {
 	pe, err := t.parentKeys(parent)
 	if err != nil {
@@ -259,7 +363,11 @@ func (t *Table[P, C]) Delete(ctx context.Context, parent *P) error {
 	if err != nil {
 		return err
 	}
-	d := &deletion[P, C]{t: t, pe: pe, rng: rng, want: mapper.ETagOf(parent), remaining: -1}
+	hd, err := t.head(pe)
+	if err != nil {
+		return err
+	}
+	d := &deletion[P, C]{t: t, pe: pe, rng: rng, hd: hd, want: mapper.ETagOf(parent), remaining: -1}
 	return d.run(ctx)
 }
 
@@ -268,164 +376,145 @@ type deletion[P, C any] struct {
 	t         *Table[P, C]
 	pe        store.Entity
 	rng       keys.Range
+	hd        *partition.Head
 	want      store.ETag // the ETag the caller holds, "" for none
-	deleted   int        // rows this call's confirmed transactions deleted
+	deleted   int        // rows this call's transactions deleted
 	remaining int        // rows left, as last read or written; -1 unknown
 	marked    bool       // the parent is known to carry the mark
-	lost      error      // a transaction's lost answer, when the family has not been read since
 }
 
 // listing is the family as one query read it.
 type listing struct {
-	etag   store.ETag // the parent's, "" when missing
-	marked bool       // the parent carries the mark
-	rows   []string   // the children's RowKeys
+	fence partition.Fence // the parent's row as the family's head
+	kind  kindOf          // the parent's discriminator (nil: no parent)
+	rows  []string        // the children's RowKeys
 }
 
-// errReread asks for the family to be read again.
-var errReread = errors.New("onetomany: read the family again")
+// errGone ends a Delete that finds nothing left to delete.
+var errGone = errors.New("onetomany: the family is gone")
 
-// run deletes the family, reading it again after each failed
-// transaction.
+// run deletes the family one transaction at a time, each through the
+// head's commit loop. A step that applied hands the next its fence and
+// what is left to delete, so the next needs no read.
 func (d *deletion[P, C]) run(ctx context.Context) error {
-	fails := 0
-	for n := 0; ; n++ {
-		if n > 0 {
-			if err := wait(ctx, max(fails, 1)); err != nil {
-				return d.stop(err)
-			}
-		}
-		before := d.remaining
-		fam, err := d.list(ctx)
-		if err != nil {
+	var (
+		fam   listing
+		start *partition.Fence
+	)
+	for first := true; ; first = false {
+		var (
+			n     int  // children this step deletes
+			final bool // this step removes the parent
+			own   error
+		)
+		res, err := d.hd.Run(ctx, func(_ context.Context, tx *partition.Txn) error {
+			own = d.step(&fam, first, tx, &n, &final)
+			return own
+		}, &partition.RunOptions{Start: start, Read: func(ctx context.Context) (partition.Fence, error) {
+			var err error
+			fam, err = d.list(ctx)
+			return fam.fence, err
+		}})
+		switch {
+		case err == errGone:
+			return nil // deleted: by this call or by another
+		case err != nil && err == own:
+			return d.stop(err)
+		case err != nil:
 			return d.stop(err)
 		}
-		if before >= 0 && d.remaining < before {
-			fails = 0 // someone deleted rows since: progress
+		d.deleted += n
+		d.remaining -= n
+		if fam.kind != nil {
+			d.marked = true
 		}
-		if !fam.marked {
-			if fam.etag == "" && len(fam.rows) == 0 {
-				if d.want != "" && n == 0 {
-					return d.nothing(store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-						"onetomany: parent (%q, %q) is gone, not at ETag %s", d.pe.PartitionKey, d.pe.RowKey, d.want))
-				}
-				return nil // deleted: by this call's transaction whose answer was lost, or by another
+		if final {
+			if fam.kind != nil {
+				d.deleted++
+				d.remaining--
 			}
-			if d.want != "" && fam.etag != d.want {
-				got := "gone"
-				if fam.etag != "" {
-					got = "at ETag " + string(fam.etag)
-				}
-				return d.nothing(store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
-					"onetomany: parent (%q, %q) changed since it was read (it is %s, not at ETag %s)", d.pe.PartitionKey, d.pe.RowKey, got, d.want))
-			}
-		}
-		progress := d.deleted
-		err = d.steps(ctx, fam)
-		if err == nil {
 			return nil
 		}
-		if d.deleted > progress {
-			fails = 0
+		start = nil
+		if !res.Recovered {
+			start = &res.Fence
 		}
-		if !retryable(err) {
-			return d.stop(err)
-		}
-		if fails++; fails >= attempts {
-			if !d.marked && d.deleted == 0 && d.lost == nil && conflict(err) {
-				return d.nothing(fmt.Errorf("the family kept changing: %w", err))
-			}
-			return d.stop(err)
-		}
+		fam = listing{fence: res.Fence, kind: d.t.mark, rows: fam.rows[n:]}
 	}
 }
 
-// list reads the keys of the family's rows.
+// step builds one transaction of the delete from the family as listed.
+func (d *deletion[P, C]) step(fam *listing, first bool, tx *partition.Txn, n *int, final *bool) error {
+	if fam.kind != d.t.mark {
+		if fam.kind == nil && len(fam.rows) == 0 {
+			if first && d.want != "" {
+				return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+					"onetomany: parent (%q, %q) is gone, not at ETag %s", d.pe.PartitionKey, d.pe.RowKey, d.want)
+			}
+			return errGone
+		}
+		if d.want != "" && (fam.kind == nil || !tx.Unchanged(d.want)) {
+			got := "gone"
+			if fam.kind != nil {
+				got = "at ETag " + string(tx.Base().ETag)
+			}
+			return store.Errorf(store.CodeUpdateConditionNotSatisfied, 412,
+				"onetomany: parent (%q, %q) changed since it was read (it is %s, not at ETag %s)", d.pe.PartitionKey, d.pe.RowKey, got, d.want)
+		}
+	}
+	*n, *final = len(fam.rows), true
+	head := map[string]any{} // the parent gone: the head's own properties alone
+	if *n > MaxChildrenPerWrite {
+		*n, *final = MaxChildrenPerWrite, false
+		head = map[string]any{d.t.prop: d.t.mark}
+	}
+	if err := tx.SetHead(head); err != nil {
+		return err
+	}
+	for i, rk := range fam.rows[:*n] {
+		if err := tx.Delete(fmt.Sprintf("child %d", i), rk, store.ETagAny); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// list reads the family: the parent's row, whatever it holds (the head's
+// own properties too), and the keys of the children.
 func (d *deletion[P, C]) list(ctx context.Context) (listing, error) {
 	var fam listing
-	cond := d.t.familyCond(d.pe.PartitionKey, d.pe.RowKey, d.rng)
-	for e, err := range store.All(ctx, d.t.table, store.Query{Filter: cond.String(), Select: []string{d.t.prop}}) {
+	var err error
+	if fam.fence, err = d.hd.FenceOf(nil); err != nil {
+		return fam, err
+	}
+	ver, wr := d.hd.Properties()
+	t := d.t
+	cond := filter.PK.Eq(d.pe.PartitionKey).And(filter.RK.Ge(d.pe.RowKey))
+	if d.rng.HasUpper {
+		cond = cond.And(filter.RK.Lt(d.rng.Upper))
+	}
+	cond = cond.And(filter.Or(filter.RK.Eq(d.pe.RowKey), t.reg.Cond(t.pKind), t.reg.Cond(t.cKind), filter.Prop(t.prop).Eq(t.mark)))
+	for e, err := range store.All(ctx, t.table, store.Query{Filter: cond.String(), Select: []string{t.prop, ver, wr}}) {
 		if err != nil {
 			return listing{}, err
 		}
 		if e.RowKey == d.pe.RowKey {
-			fam.etag, fam.marked = e.ETag, e.Properties[d.t.prop] == d.t.mark
-		} else {
-			fam.rows = append(fam.rows, e.RowKey)
+			fam.kind = e.Properties[t.prop]
+			if fam.fence, err = d.hd.FenceOf(&e); err != nil {
+				return listing{}, err
+			}
+			continue
 		}
+		fam.rows = append(fam.rows, e.RowKey)
 	}
-	d.lost = nil
-	d.marked = d.marked || fam.marked
+	if fam.kind == t.mark {
+		d.marked = true
+	}
 	d.remaining = len(fam.rows)
-	if fam.etag != "" {
+	if fam.kind != nil {
 		d.remaining++
 	}
 	return fam, nil
-}
-
-// steps deletes the family as listed, one transaction after another,
-// until it is gone or a transaction fails.
-func (d *deletion[P, C]) steps(ctx context.Context, fam listing) error {
-	pk, etag, rows := d.pe.PartitionKey, fam.etag, fam.rows
-	for {
-		var acts []store.Action
-		n := len(rows)
-		switch {
-		case etag == "":
-			// Children without a parent: nothing fences them.
-			n = min(n, store.MaxBatchActions)
-		case n <= MaxChildrenPerWrite:
-			acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pk, RowKey: d.pe.RowKey}, IfMatch: etag})
-		default:
-			n = MaxChildrenPerWrite
-			acts = append(acts, store.Action{Kind: store.ActionUpdateReplace, IfMatch: etag, Entity: store.Entity{
-				PartitionKey: pk, RowKey: d.pe.RowKey, Properties: map[string]any{d.t.prop: d.t.mark}}})
-		}
-		for _, rk := range rows[:n] {
-			acts = append(acts, store.Action{Kind: store.ActionDelete, Entity: store.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: store.ETagAny})
-		}
-		res, err := d.t.table.Transact(ctx, acts)
-		if err != nil {
-			if errors.Is(err, store.ErrUnknownOutcome) {
-				d.lost = err
-			}
-			return err
-		}
-		rows = rows[n:]
-		d.deleted += n
-		d.remaining -= n
-		switch {
-		case etag == "" && len(rows) == 0:
-			return nil
-		case etag == "":
-			continue
-		case acts[0].Kind == store.ActionDelete:
-			d.deleted++
-			d.remaining--
-			return nil
-		}
-		d.marked = true
-		if len(res) == 0 || res[0].ETag == "" {
-			return errReread // the mark's new ETag is not known
-		}
-		etag = res[0].ETag
-	}
-}
-
-// conflict reports a transaction refused because the family changed
-// since it was read: the parent's ETag moved, or a row went.
-func conflict(err error) bool {
-	return store.Index(err) >= 0 && (store.Status(err) == 412 || store.EntityNotFound(err))
-}
-
-// retryable reports a failure after which Delete reads the family again
-// and goes on: a conflict, a throttled or failed request (nothing
-// applied), or a lost answer the store could not resolve (reading the
-// family tells what applied, and every transaction is conditional on the
-// parent's ETag as read, so a late one cannot apply over a newer state).
-func retryable(err error) bool {
-	return errors.Is(err, errReread) || conflict(err) ||
-		errors.Is(err, store.ErrTransient) || errors.Is(err, store.ErrUnknownOutcome)
 }
 
 // nothing reports a Delete that deleted nothing.
@@ -435,16 +524,16 @@ func (d *deletion[P, C]) nothing(err error) error {
 
 // stop reports a Delete that stopped before finishing.
 func (d *deletion[P, C]) stop(err error) error {
+	var ae *partition.AttemptsError
 	switch {
 	case d.marked || d.deleted > 0:
 		return &DeletePendingError{Table: d.t.table.Name(), PartitionKey: d.pe.PartitionKey, RowKey: d.pe.RowKey,
 			Deleted: d.deleted, Remaining: d.remaining, Err: err}
-	case d.lost != nil && d.lost != err:
-		return fmt.Errorf("onetomany: delete of (%q, %q) in table %s: the answer to its first transaction was lost and the family could not be read since (%w): it is intact, or marked as being deleted; Delete again finishes it: %w",
-			d.pe.PartitionKey, d.pe.RowKey, d.t.table.Name(), err, d.lost)
-	case d.lost != nil:
-		return fmt.Errorf("onetomany: delete of (%q, %q) in table %s: the outcome of its first transaction is unknown: the family is intact, or marked as being deleted; Delete again finishes it: %w",
+	case errors.Is(err, store.ErrUnknownOutcome):
+		return fmt.Errorf("onetomany: delete of (%q, %q) in table %s: the outcome of its first transaction is unknown: the family is intact, or marked as being deleted, or deleted; Delete again finishes it: %w",
 			d.pe.PartitionKey, d.pe.RowKey, d.t.table.Name(), err)
+	case errors.As(err, &ae) && ae.Raced:
+		return d.nothing(fmt.Errorf("the family kept changing: %w", err))
 	}
 	return d.nothing(err)
 }
