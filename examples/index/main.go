@@ -93,7 +93,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 		}
 		rows++
 	}
-	fmt.Fprintf(w, "inserted %d employees, each with its 2 index copies in one transaction: %d rows\n", len(people), rows)
+	fmt.Fprintf(w, "inserted %d employees, each with its head row and 2 index copies in one transaction: %d rows\n", len(people), rows)
 
 	e, err := staff.Find(ctx, "Sales", "email", "jun@contoso.com")
 	if err != nil {
@@ -152,6 +152,6 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 		}
 		rows++
 	}
-	fmt.Fprintf(w, "deleted Jun with his copies: %d rows left\n", rows)
+	fmt.Fprintf(w, "deleted Jun with his copies: %d rows left (his head row stays, saying he is gone)\n", rows)
 	return nil
 }

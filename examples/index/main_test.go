@@ -7,13 +7,13 @@ import (
 	"github.com/tablekit/tablekit/memstore"
 )
 
-const wantOutput = `inserted 4 employees, each with its 2 index copies in one transaction: 12 rows
+const wantOutput = `inserted 4 employees, each with its head row and 2 index copies in one transaction: 16 rows
 by email jun@contoso.com: emp_000152 Jun 555-0102 (one point read)
 by last name Hall: Don (don@contoso.com), Ann (ann@contoso.com)
 emails from d to k: don@contoso.com, jun@contoso.com
 don@contoso.com after the change: not found; donald@contoso.com finds emp_000123
 Ken to ann@contoso.com: refused, email "ann@contoso.com" is taken
-deleted Jun with his copies: 9 rows left
+deleted Jun with his copies: 13 rows left (his head row stays, saying he is gone)
 `
 
 func TestIndexOnMemstore(t *testing.T) {

@@ -161,6 +161,6 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 		}
 		left++
 	}
-	fmt.Fprintf(w, "deleted Don's family in one transaction: %d rows left (Jun Cao's family)\n", left)
+	fmt.Fprintf(w, "deleted Don's family in one transaction: %d rows left (Jun Cao's family, and Don's row with the family head's two properties alone)\n", left)
 	return nil
 }
