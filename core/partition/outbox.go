@@ -82,13 +82,14 @@ func (t *Txn) Outbox(m Message) (string, error) {
 	if err := store.ValidateAction(&a); err != nil {
 		return "", t.refused("", err)
 	}
-	if err := t.fits("", a.Entity.RowKey, store.ActionWireSize(&a)); err != nil {
+	size := store.ActionWireSize(&a)
+	if err := t.fits("", a.Entity.RowKey, size); err != nil {
 		return "", err
 	}
 	t.keys[a.Entity.RowKey] = -1
 	t.outbox = append(t.outbox, a)
 	t.ids = append(t.ids, id)
-	t.bytes += store.ActionWireSize(&a)
+	t.bytes += size
 	return id, nil
 }
 

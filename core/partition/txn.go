@@ -182,13 +182,14 @@ func (t *Txn) Add(label string, a store.Action) error {
 	if a.Entity.PartitionKey == "" {
 		a.Entity.PartitionKey = t.p.pk
 	}
-	if err := t.check(label, &a); err != nil {
+	size, err := t.check(label, &a)
+	if err != nil {
 		return err
 	}
 	t.keys[a.Entity.RowKey] = len(t.data)
 	t.rows = append(t.rows, Row{Label: label, Index: len(t.data), Kind: a.Kind, RowKey: a.Entity.RowKey})
 	t.data = append(t.data, a)
-	t.bytes += store.ActionWireSize(&a)
+	t.bytes += size
 	return nil
 }
 
@@ -200,22 +201,23 @@ func (t *Txn) usable() error {
 	return nil
 }
 
-// check vets one data action before it is added.
-func (t *Txn) check(label string, a *store.Action) error {
+// check vets one data action before it is added, and returns its share
+// of the body.
+func (t *Txn) check(label string, a *store.Action) (int, error) {
 	rk := a.Entity.RowKey
 	if a.Entity.PartitionKey != t.p.pk {
-		return t.refused(label, refuse(store.CodeCommandsInBatchActOnDifferentPartitions, 400,
+		return 0, t.refused(label, refuse(store.CodeCommandsInBatchActOnDifferentPartitions, 400,
 			"row %s is on PartitionKey %s: this transaction covers partition %s only",
 			quote(rk), quote(a.Entity.PartitionKey), quote(t.p.pk)))
 	}
 	if err := store.ValidateAction(a); err != nil {
-		return t.refused(label, err)
+		return 0, t.refused(label, err)
 	}
 	if err := checkDataKey(rk); err != nil {
-		return t.refused(label, err)
+		return 0, t.refused(label, err)
 	}
 	if rk == t.p.h.rk {
-		return t.refused(label, refuse(store.CodeInvalidInput, 400,
+		return 0, t.refused(label, refuse(store.CodeInvalidInput, 400,
 			"RowKey %s is the transaction's head row: store its properties with SetHead", quote(rk)))
 	}
 	if i, dup := t.keys[rk]; dup {
@@ -223,10 +225,11 @@ func (t *Txn) check(label string, a *store.Action) error {
 		if i >= 0 {
 			what = fmt.Sprintf("row %d (%s)", i, labelText(t.rows[i].Label))
 		}
-		return t.refused(label, refuse(store.CodeInvalidDuplicateRow, 400,
+		return 0, t.refused(label, refuse(store.CodeInvalidDuplicateRow, 400,
 			"RowKey %s is written already by %s: a row may appear once per transaction", quote(rk), what))
 	}
-	return t.fits(label, rk, store.ActionWireSize(a))
+	size := store.ActionWireSize(a)
+	return size, t.fits(label, rk, size)
 }
 
 // fits refuses a row that would pass the action or byte budget.

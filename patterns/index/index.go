@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
@@ -81,6 +82,7 @@ type Table[T any] struct {
 	repo   *mapper.Repository[T]
 	specs  []Spec[T]
 	prefix string // T's RowKey prefix
+	heads  *partition.Options
 }
 
 // New returns the indexed table name of st for T. T must declare a kind
@@ -136,7 +138,8 @@ func New[T any](st store.Store, table string, specs ...Spec[T]) (*Table[T], erro
 			}
 		}
 	}
-	return &Table[T]{table: st.Table(table), repo: mapper.NewRepository[T](st, table), specs: specs, prefix: kind.Prefix}, nil
+	heads := &partition.Options{HeadPrefix: headPrefix, NewID: keys.NewIDGenerator(nil, nil).New}
+	return &Table[T]{table: st.Table(table), repo: mapper.NewRepository[T](st, table), specs: specs, prefix: kind.Prefix, heads: heads}, nil
 }
 
 // refuseFor builds a refusal with its cause.

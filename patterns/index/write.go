@@ -299,7 +299,7 @@ func (x *Table[T]) remove(ctx context.Context, pk, rk string, ifMatch store.ETag
 // read. An insert (fresh) begins without a read, from a head that does
 // not exist yet.
 func (x *Table[T]) write(ctx context.Context, pk, rk string, fresh bool, plan func(st *state, tx *partition.Txn) error) (*partition.Result, error) {
-	hd, err := partition.NewHead(x.table, pk, HeadKey(rk), &partition.Options{HeadPrefix: headPrefix})
+	hd, err := partition.NewHead(x.table, pk, HeadKey(rk), x.heads)
 	if err != nil {
 		return nil, fmt.Errorf("index: entity (%q, %q): %w", pk, rk, err)
 	}
