@@ -110,10 +110,11 @@ func (s *bareSDK) around(ctx context.Context, spans int, op func(context.Context
 // benchRepos are repositories over one table of Azurite: plain
 // (instrumentation off), metered, traced through no-op providers, traced
 // and measured by the SDK with tablekit's spans only and with azcore's
-// HTTP spans too (in.AzureProvider), and the SDK's calls alone (bare).
+// HTTP spans too (in.AzureProvider), and the SDK's calls alone (bare),
+// also on a provider with no span processor (bareNoProc).
 type benchRepos struct {
 	plain, metered, noop, own, on *mapper.Repository[Order]
-	bare                          *bareSDK
+	bare, bareNoProc              *bareSDK
 }
 
 func newBenchRepos(b *testing.B) benchRepos {
@@ -149,6 +150,8 @@ func newBenchRepos(b *testing.B) benchRepos {
 		own:     mapper.NewRepository[Order](in.Store(open(nil)), name),
 		on:      mapper.NewRepository[Order](in.Store(open(&azstore.Options{TracingProvider: in.AzureProvider()})), name),
 		bare:    newBareSDK(b, tp, mp),
+		bareNoProc: newBareSDK(b, sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample())),
+			sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))),
 	}
 }
 
@@ -156,8 +159,8 @@ func newBenchRepos(b *testing.B) benchRepos {
 // on Azurite with instrumentation off (the baseline), metered, traced
 // through no-op providers, and traced and measured by the SDK, in
 // interleaved rounds, beside the plain get inside the SDK's calls alone
-// (one span, and two as with azcore's); the CPU column is the client's own
-// cost.
+// (one span, and two as with azcore's, also with no span processor); the
+// CPU column is the client's own cost.
 func BenchmarkTracingPointGetInterleaved(b *testing.B) {
 	r := newBenchRepos(b)
 	ctx := b.Context()
@@ -176,22 +179,23 @@ func BenchmarkTracingPointGetInterleaved(b *testing.B) {
 			return err
 		}
 	}
-	bare := func(spans int) func(int) error {
+	bare := func(s *bareSDK, spans int) func(int) error {
 		return func(i int) error {
 			k := keys[i%n]
-			return r.bare.around(ctx, spans, func(ctx context.Context) error {
+			return s.around(ctx, spans, func(ctx context.Context) error {
 				_, err := r.plain.Get(ctx, k[0], k[1])
 				return err
 			})
 		}
 	}
-	rep, err := interleave.Measure(interleave.Config{Rounds: 25, Slice: 500 * time.Millisecond, CollectGarbage: true},
+	rep, err := interleave.Measure(interleave.Config{Rounds: 21, Slice: 500 * time.Millisecond, CollectGarbage: true},
 		interleave.Case{Name: "off", Op: get(r.plain)},
 		interleave.Case{Name: "meter", Op: get(r.metered)},
 		interleave.Case{Name: "tkotel/noop-providers", Op: get(r.noop)},
-		interleave.Case{Name: "sdk-alone/1-span", Op: bare(1)},
+		interleave.Case{Name: "sdk-alone/1-span", Op: bare(r.bare, 1)},
 		interleave.Case{Name: "tkotel/sdk-on-tablekit-spans", Op: get(r.own)},
-		interleave.Case{Name: "sdk-alone/2-spans", Op: bare(2)},
+		interleave.Case{Name: "sdk-alone/2-spans", Op: bare(r.bare, 2)},
+		interleave.Case{Name: "sdk-alone/2-spans-no-processor", Op: bare(r.bareNoProc, 2)},
 		interleave.Case{Name: "tkotel/sdk-on", Op: get(r.on)},
 	)
 	if err != nil {
