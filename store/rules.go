@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/store/internal/quote"
 
 	"fmt"
 	"math"
@@ -55,18 +56,9 @@ func utf16Len(s string) int { return keys.UTF16Len(s) }
 // UTF16Len reports the length of s in UTF-16 code units.
 func UTF16Len(s string) int { return utf16Len(s) }
 
-// quoteTrunc quotes s for an error message, cutting long values so errors stay readable.
-func quoteTrunc(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return fmt.Sprintf("%q", s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
-}
+// quoteTrunc quotes s for an error message, cutting long values so errors
+// stay readable (quote.Trunc, which store/driver shares).
+func quoteTrunc(s string) string { return quote.Trunc(s) }
 
 // ValidateTableName checks a table name: 3 to 63 characters, a letter then
 // letters and digits, and not the reserved name "tables".
