@@ -38,7 +38,8 @@ type Options struct {
 	// StepTimeout bounds one try of a step, and each request the worker
 	// makes around the steps (receives, visibility updates, the outbox
 	// row, the operation's blob, the message's removal, the poison
-	// queue), default 1 minute. A try still running then is abandoned and
+	// queue) and each message a write queues after it returned, default
+	// 1 minute. A try still running then is abandoned and
 	// counts as a transient failure: steps are idempotent under their
 	// version guards, so the next try (or a later receive) finishes the
 	// work whatever the abandoned one did. Without a bound, a request the
@@ -94,6 +95,7 @@ type Engine struct {
 	handlers map[StepKind]*StepHandler // kinds of step of their own (Handle)
 
 	fences fences // the fence of each partition after our last commit
+	sends  sends  // the messages of writes that returned, being queued
 }
 
 // New returns an engine over st whose operations travel on the queue
@@ -481,8 +483,8 @@ func (tx *Tx) checkSources() error {
 
 // Write runs fn to build a transaction on partition pk of table, commits
 // it (the rows, the fence and an outbox row per operation) in one
-// request, then queues the operations' messages. The commit goes
-// through the partition's commit loop (partition.Partition.Run): fn runs
+// request, and returns. The commit goes through the partition's commit
+// loop (partition.Partition.Run): fn runs
 // again on a fresh transaction when another writer committed to the
 // partition first, when a commit whose answer was lost proved not
 // applied, and after a transient failure (up to WriteAttempts times in
@@ -491,6 +493,14 @@ func (tx *Tx) checkSources() error {
 // lost and that the fence proved applied returns its Result (Recovered),
 // and one whose outcome the fence cannot tell a *partition.UnknownError:
 // it is never sent again.
+//
+// The operations' messages are queued after Write returned, on a
+// goroutine of the engine (Flush waits for them): the outbox rows are the
+// operations' durable record, and a message only brings one to a worker
+// sooner than a sweep would. So a write costs the commit's round trip
+// alone (and the fence's read when the engine does not remember it). The
+// messages' requests keep ctx's values but not its cancellation: ctx may
+// end as soon as Write returns.
 //
 // The Engine remembers the fence each of its commits left, and its next
 // write to that partition begins from it rather than reading it. When
@@ -501,7 +511,9 @@ func (tx *Tx) checkSources() error {
 //
 // A crash (or a failure to queue) after the commit loses nothing: the
 // outbox rows stay until a worker has run their operations, and Sweep
-// queues again the ones whose message never came.
+// queues again the ones whose message never came. A program about to
+// exit calls Flush, so that its last writes' messages are not left to a
+// sweep.
 func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) error) (*partition.Result, error) {
 	if err := e.usable(ctx); err != nil {
 		return nil, err
@@ -545,10 +557,7 @@ func (e *Engine) Write(ctx context.Context, table, pk string, fn func(tx *Tx) er
 		}
 	}
 	e.fences.put(table, pk, res.Fence)
-	for _, id := range res.Outbox {
-		// Best effort: Sweep finds the row if this fails or never runs.
-		_ = e.enqueue(ctx, envelope{Outbox: &outboxRef{Table: table, PK: pk, ID: id}})
-	}
+	e.nudge(ctx, table, pk, res.Outbox)
 	return res, nil
 }
 

@@ -252,11 +252,11 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 // worker crash at a random request; then restarts until quiet.
 type scenarioCounts struct {
 	schedules, crashes, operations, lost, duplicated, stale, poisoned int
+	points, detached                                                  map[string]int
 }
 
 func runScenario(t *testing.T, e eventualtest.Env, seed uint64, writes int) scenarioCounts {
-	var c scenarioCounts
-	c.schedules = 1
+	c := scenarioCounts{schedules: 1, points: map[string]int{}, detached: map[string]int{}}
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 0xe7e))
 	cs := &eventualtest.CrashStore{Store: e.B.Store}
@@ -279,7 +279,12 @@ func runScenario(t *testing.T, e eventualtest.Env, seed uint64, writes int) scen
 		k := fmt.Sprintf("s%d", r.IntN(sources))
 		remove := r.IntN(4) == 0
 		name := fmt.Sprintf("v%d", i)
-		crashed := eventualtest.Survive(func() {
+		// The write's message is queued after Write returned, on the
+		// engine's goroutine: Flush waits for it, so that the crash
+		// schedule counts it right after the commit, and a crash there
+		// (the message not sent, or sent as the process died) restarts
+		// the process as any other.
+		crashed, died := cs.Survive(func() {
 			_, _ = eng.Write(ctx, src, "p", func(tx *eventual.Tx) error {
 				if remove {
 					if err := tx.Delete("src", k, store.ETagAny); err != nil {
@@ -292,9 +297,10 @@ func runScenario(t *testing.T, e eventualtest.Env, seed uint64, writes int) scen
 				}
 				return tx.Then(ctx, k, eventual.Upsert(dst, store.Entity{PartitionKey: "copy", RowKey: k, Properties: map[string]any{"Name": name}}))
 			})
+			_ = eng.Flush(ctx)
 		})
 		c.operations++
-		if crashed {
+		if crashed || died {
 			c.crashes++
 			restart()
 		}
@@ -315,6 +321,8 @@ func runScenario(t *testing.T, e eventualtest.Env, seed uint64, writes int) scen
 		restart()
 	}
 	cs.Arm(0, false)
+	cs.AddPoints(c.points)
+	cs.AddDetachedPoints(c.detached)
 	// Every source and its copy agree: same presence, same name, same
 	// version; nothing poisoned.
 	for i := range sources {
@@ -361,9 +369,15 @@ func TestCrashAtEveryStep(t *testing.T) {
 		if testing.Short() {
 			schedules = min(schedules, 20)
 		}
-		var total scenarioCounts
+		total := scenarioCounts{points: map[string]int{}, detached: map[string]int{}}
 		for seed := range schedules {
 			c := runScenario(t, e, uint64(seed)+1, writes)
+			for k, v := range c.points {
+				total.points[k] += v
+			}
+			for k, v := range c.detached {
+				total.detached[k] += v
+			}
 			total.schedules += c.schedules
 			total.crashes += c.crashes
 			total.operations += c.operations
@@ -377,8 +391,19 @@ func TestCrashAtEveryStep(t *testing.T) {
 		}
 		t.Logf("schedules %d, crashes injected %d, operations %d: lost %d, duplicated %d, stale %d, poisoned %d",
 			total.schedules, total.crashes, total.operations, total.lost, total.duplicated, total.stale, total.poisoned)
+		t.Logf("crash points %v; of them on the engine's goroutine, queueing a write's message: %v", total.points, total.detached)
 		if total.crashes == 0 {
 			t.Fatal("no crash was injected")
+		}
+		if e.Fake() {
+			// The message queued after Write returned is crashed before
+			// (never sent: the sweeper queues it from the outbox row) and
+			// after (sent, the process gone).
+			for _, p := range eventualtest.DetachedKeyPoints {
+				if total.detached[p] == 0 {
+					t.Errorf("no crash came %s on the engine's goroutine", p)
+				}
+			}
 		}
 	})
 }

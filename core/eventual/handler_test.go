@@ -70,6 +70,11 @@ func TestCustomStepHandlers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The write's message is queued after Write returned; another
+		// engine's ProcessOnce does not wait for it.
+		if err := eng.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		bare, err := o.New(st)
 		if err != nil {
 			t.Fatal(err)

@@ -87,6 +87,11 @@ func repeatAfterCrash(t *testing.T, e eventualtest.Env, later string, n int64, a
 		t.Fatal(err)
 	}
 	ops++
+	// The crash counts the worker's requests: the write's message is
+	// queued before them.
+	if err := eng.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	cs.Arm(n, after)
 	crashed = eventualtest.Survive(func() { _, _ = eng.ProcessOnce(ctx) })
 	cs.Arm(0, false)

@@ -32,10 +32,15 @@ func (e *Engine) Work(ctx context.Context) error {
 
 // Drain runs the worker as Work does until the queue has no visible
 // message left and every operation it started is done: for batch jobs
-// and tests. Messages hidden by an earlier receive are not waited for. A
+// and tests. It waits first for the messages of this engine's writes
+// that returned (Flush), so that their operations are among those it
+// runs. Messages hidden by an earlier receive are not waited for. A
 // missing queue fails it at once, as it does Work.
 func (e *Engine) Drain(ctx context.Context) error {
 	if err := e.usable(ctx); err != nil {
+		return err
+	}
+	if err := e.Flush(ctx); err != nil {
 		return err
 	}
 	return e.pool(ctx, true)
@@ -119,13 +124,19 @@ func (e *Engine) missingQueue(err error) error {
 }
 
 // ProcessOnce receives up to Concurrency messages and runs their
-// operations, concurrently, before it returns how many it received. A
-// message whose operation fails stays in the queue with the error
-// recorded, and comes back after a backoff; one received more than
+// operations, concurrently, before it returns how many it received. It
+// waits first for the messages of this engine's writes that returned
+// (Flush): a program or a test that writes and then calls ProcessOnce
+// receives the write's message, as it would had Write queued it before
+// returning. A message whose operation fails stays in the queue with the
+// error recorded, and comes back after a backoff; one received more than
 // MaxReceives times goes to the poison queue with the error of every
 // attempt.
 func (e *Engine) ProcessOnce(ctx context.Context) (int, error) {
 	if err := e.usable(ctx); err != nil {
+		return 0, err
+	}
+	if err := e.Flush(ctx); err != nil {
 		return 0, err
 	}
 	var msgs []store.Message

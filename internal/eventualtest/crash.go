@@ -2,10 +2,14 @@ package eventualtest
 
 import (
 	"context"
+	"maps"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/storetest"
 )
@@ -21,15 +25,26 @@ type Crash struct{}
 // in production. With After false the request is not
 // made; with After true it is made (and reaches the store) and the crash
 // comes before its answer is seen. Arm sets both for the next crash.
+//
+// A request the engine makes on a goroutine of its own after the call
+// that caused it returned (eventual.Detached: a write's messages) has no
+// caller to unwind to, and a panic there would end the test binary: its
+// crash ends that goroutine instead (runtime.Goexit, its deferred calls
+// run), which is what the process dying does to the request: a message
+// not sent (crash before) or sent with no one left to see the answer
+// (after). The crash point is recorded as any other, and CrashStore's
+// Survive reports it as a crash of the call it came under.
 type CrashStore struct {
 	store.Store
-	calls atomic.Int64
-	at    atomic.Int64
-	after atomic.Bool
-	hits  atomic.Int64
+	calls    atomic.Int64
+	at       atomic.Int64
+	after    atomic.Bool
+	hits     atomic.Int64
+	detached atomic.Int64 // crashes of detached requests
 
-	mu     sync.Mutex
-	points map[string]int // "before Transact", "after DeleteMessage", ...
+	mu      sync.Mutex
+	points  map[string]int // "before Transact", "after DeleteMessage", ...
+	dpoints map[string]int // those of detached requests
 }
 
 // Arm schedules a crash at the n-th request from now (n >= 1), before or
@@ -79,14 +94,26 @@ func (c *CrashStore) Points() map[string]int {
 // Calls counts the requests so far.
 func (c *CrashStore) Calls() int64 { return c.calls.Load() }
 
-// do runs one request through the crash schedule: f makes it.
-func (c *CrashStore) do(name string, f func()) {
+// DetachedCrashes counts the crashes of detached requests so far (they
+// are among Crashes).
+func (c *CrashStore) DetachedCrashes() int64 { return c.detached.Load() }
+
+// DetachedPoints returns how many crashes of detached requests came at
+// each point (they are among Points).
+func (c *CrashStore) DetachedPoints() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.dpoints)
+}
+
+// do runs one request through the crash schedule: f makes it. detached
+// is a request no caller waits for (eventual.Detached).
+func (c *CrashStore) do(name string, detached bool, f func()) {
 	n := c.calls.Add(1)
 	if at := c.at.Load(); at == 0 || n != at || !c.at.CompareAndSwap(at, 0) {
 		f()
 		return
 	}
-	c.hits.Add(1)
 	point := "before " + name
 	if c.after.Load() {
 		f()
@@ -97,7 +124,19 @@ func (c *CrashStore) do(name string, f func()) {
 		c.points = map[string]int{}
 	}
 	c.points[point]++
+	if detached {
+		if c.dpoints == nil {
+			c.dpoints = map[string]int{}
+		}
+		c.dpoints[point]++
+	}
 	c.mu.Unlock()
+	if detached {
+		c.detached.Add(1)
+		c.hits.Add(1)
+		runtime.Goexit()
+	}
+	c.hits.Add(1)
 	panic(Crash{})
 }
 
@@ -110,7 +149,7 @@ func (c *CrashStore) hook(ctx context.Context, call storetest.Call, do func(cont
 		return do(ctx)
 	}
 	var err error
-	c.do(name, func() { err = do(ctx) })
+	c.do(name, eventual.Detached(ctx), func() { err = do(ctx) })
 	return err
 }
 
@@ -151,7 +190,8 @@ func (c *CrashStore) Container(name string) store.Container {
 }
 
 // Survive runs f, turning a crash into crashed = true; any other panic
-// goes on.
+// goes on. A crash of a detached request is not seen by f's goroutine:
+// CrashStore's Survive reports it too.
 func Survive(f func()) (crashed bool) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -166,6 +206,20 @@ func Survive(f func()) (crashed bool) {
 	return false
 }
 
+// Survive is the package's Survive for a process whose requests go
+// through c. crashed: f's goroutine crashed, so f's caller never saw how
+// it ended. detached: a detached request crashed while f ran (a write's
+// message, on the engine's goroutine): f went on and its answers stand,
+// but the process died there and restarts as after any crash. f should
+// wait for the detached requests it causes (Engine.Flush after a write),
+// so that they crash under it and the order of the requests, which the
+// crash schedule counts, does not depend on the goroutines' timing.
+func (c *CrashStore) Survive(f func()) (crashed, detached bool) {
+	before := c.detached.Load()
+	crashed = Survive(f)
+	return crashed, c.detached.Load() != before
+}
+
 // KeyPoints are the crash points a crash test must reach: after the
 // source transaction (before its message is queued), before the
 // queueing, after a guarded write of a step, before and after the
@@ -173,9 +227,40 @@ func Survive(f func()) (crashed bool) {
 var KeyPoints = []string{"after Table.Transact", "before Queue.Put", "after Table.Update", "after Table.Delete",
 	"before Queue.DeleteMessage", "after Queue.DeleteMessage"}
 
+// DetachedKeyPoints are the crash points a crash test of writes through
+// the engine must reach on the engine's own goroutine, where a write's
+// message is queued after Write returned: before the message is queued
+// (it never is: the sweeper must queue it again from the outbox row) and
+// after (it is, and the process is gone).
+var DetachedKeyPoints = []string{"before Queue.Put", "after Queue.Put"}
+
 // AddPoints adds c's crash points to into.
 func (c *CrashStore) AddPoints(into map[string]int) {
 	for k, v := range c.Points() {
 		into[k] += v
+	}
+}
+
+// AddDetachedPoints adds c's crash points of detached requests to into.
+func (c *CrashStore) AddDetachedPoints(into map[string]int) {
+	for k, v := range c.DetachedPoints() {
+		into[k] += v
+	}
+}
+
+// CheckKeyPoints fails t, naming each, for the KeyPoints points misses
+// and the DetachedKeyPoints detached misses: a crash schedule that never
+// reached one proves nothing about it.
+func CheckKeyPoints(t testing.TB, points, detached map[string]int) {
+	t.Helper()
+	for _, p := range KeyPoints {
+		if points[p] == 0 {
+			t.Errorf("no crash came %s", p)
+		}
+	}
+	for _, p := range DetachedKeyPoints {
+		if detached[p] == 0 {
+			t.Errorf("no crash came %s on the engine's goroutine (a write's message)", p)
+		}
 	}
 }
