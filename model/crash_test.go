@@ -99,7 +99,7 @@ func TestCrashAtEveryRequest(t *testing.T) {
 		if !e.Fake() {
 			schedules, writes = 4, 12
 		}
-		points := map[string]int{}
+		points, detached := map[string]int{}, map[string]int{}
 		var crashes, operations, refused int
 		var lost, dup, older, claims, orphans int
 		for seed := uint64(1); seed <= uint64(schedules); seed++ {
@@ -116,7 +116,14 @@ func TestCrashAtEveryRequest(t *testing.T) {
 				kind, v := nextWrite(r, "c", i)
 				k := v.Dept + "/" + v.ID
 				var err error
-				crashed := eventualtest.Survive(func() { err = apply(ctx, f, kind, &v) })
+				// The write's message is queued after it returned: Flush
+				// waits for it, so that the crash schedule counts it right
+				// after the commit. A crash there (died) leaves the write
+				// done, and the process restarts.
+				crashed, died := cs.Survive(func() {
+					err = apply(ctx, f, kind, &v)
+					_ = f.eng.Flush(ctx)
+				})
 				operations++
 				var state *Employee
 				if kind != "delete" {
@@ -140,6 +147,11 @@ func TestCrashAtEveryRequest(t *testing.T) {
 				default:
 					c.set(k, state)
 				}
+				if died && !crashed {
+					crashes++
+					f.restart(t)
+					arm()
+				}
 				if r.IntN(3) == 0 {
 					if eventualtest.Survive(func() { _, _ = f.eng.ProcessOnce(ctx) }) {
 						crashes++
@@ -151,6 +163,7 @@ func TestCrashAtEveryRequest(t *testing.T) {
 			cs.Arm(0, false)
 			f.drain(t)
 			cs.AddPoints(points)
+			cs.AddDetachedPoints(detached)
 			sw := f.sweep(t)
 			orphans += len(sw.Orphans)
 			rep := f.verify(t)
@@ -163,13 +176,20 @@ func TestCrashAtEveryRequest(t *testing.T) {
 			older += len(rep.older)
 			claims += rep.claimsLeft
 		}
+		if e.Fake() {
+			for _, p := range eventualtest.DetachedKeyPoints {
+				if detached[p] == 0 {
+					t.Errorf("no crash came %s on the engine's goroutine (a write's message)", p)
+				}
+			}
+		}
 		var names []string
 		for k, n := range points {
 			names = append(names, fmt.Sprintf("%s %d", k, n))
 		}
 		sort.Strings(names)
-		t.Logf("%s: schedules %d, crashes injected %d at %d crash points (%s), operations %d (refused %d): lost %d, duplicated %d, older-over-newer %d, orphan blobs left by the sweep 0; claims left by crashed writes %d, orphan blobs the sweeps removed %d",
-			e.B.Name, schedules, crashes, len(points), strings.Join(names, ", "), operations, refused, lost, dup, older, claims, orphans)
+		t.Logf("%s: schedules %d, crashes injected %d at %d crash points (%s; queueing a write's message on the engine's goroutine: %v), operations %d (refused %d): lost %d, duplicated %d, older-over-newer %d, orphan blobs left by the sweep 0; claims left by crashed writes %d, orphan blobs the sweeps removed %d",
+			e.B.Name, schedules, crashes, len(points), strings.Join(names, ", "), detached, operations, refused, lost, dup, older, claims, orphans)
 	})
 }
 

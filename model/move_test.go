@@ -162,7 +162,7 @@ func TestMoveCrashAtEveryRequest(t *testing.T) {
 		if !e.Fake() {
 			schedules, writes = 4, 12
 		}
-		points := map[string]int{}
+		points, detached := map[string]int{}, map[string]int{}
 		var crashes, operations, moves, moved, refused, lost, dup, older int
 		for seed := uint64(1); seed <= uint64(schedules); seed++ {
 			ctx := context.Background()
@@ -195,12 +195,16 @@ func TestMoveCrashAtEveryRequest(t *testing.T) {
 				to := map[string]string{"Sales": "Ops", "Ops": "Sales"}[v.Dept]
 				kt := to + "/" + v.ID
 				var err error
-				crashed := eventualtest.Survive(func() {
+				// Flush: the write's message, queued after it returned,
+				// comes next in the crash schedule; a crash there (died)
+				// leaves the write done, and the process restarts.
+				crashed, died := cs.Survive(func() {
 					if kind == "move" {
 						err = f.m.Move(ctx, v.Dept, v.ID, f.m, to, "")
 					} else {
 						err = apply(ctx, f, kind, &v)
 					}
+					_ = f.eng.Flush(ctx)
 				})
 				operations++
 				var state *Employee
@@ -256,6 +260,11 @@ func TestMoveCrashAtEveryRequest(t *testing.T) {
 						c.set(k, state)
 					}
 				}
+				if died && !crashed {
+					crashes++
+					f.restart(t)
+					arm()
+				}
 				if r.IntN(3) == 0 {
 					if eventualtest.Survive(func() { _, _ = f.eng.ProcessOnce(ctx) }) {
 						crashes++
@@ -270,6 +279,7 @@ func TestMoveCrashAtEveryRequest(t *testing.T) {
 			cs.Arm(0, false)
 			f.drain(t)
 			cs.AddPoints(points)
+			cs.AddDetachedPoints(detached)
 			rep := f.verify(t)
 			l := c.check(t, f)
 			if rep.bad() || len(l) > 0 {
@@ -279,7 +289,14 @@ func TestMoveCrashAtEveryRequest(t *testing.T) {
 			dup += len(rep.duplicated)
 			older += len(rep.older)
 		}
-		t.Logf("%s: schedules %d, crashes injected %d at %d crash points, operations %d (moves %d, of which %d answered success; refused %d): lost %d, duplicated %d, older-over-newer %d",
-			e.B.Name, schedules, crashes, len(points), operations, moves, moved, refused, lost, dup, older)
+		t.Logf("%s: schedules %d, crashes injected %d at %d crash points (queueing a write's message on the engine's goroutine: %v), operations %d (moves %d, of which %d answered success; refused %d): lost %d, duplicated %d, older-over-newer %d",
+			e.B.Name, schedules, crashes, len(points), detached, operations, moves, moved, refused, lost, dup, older)
+		if e.Fake() {
+			for _, p := range eventualtest.DetachedKeyPoints {
+				if detached[p] == 0 {
+					t.Errorf("no crash came %s on the engine's goroutine (a write's message)", p)
+				}
+			}
+		}
 	})
 }
