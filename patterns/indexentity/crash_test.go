@@ -12,6 +12,7 @@ import (
 // crashCounts add up the schedules of a run.
 type crashCounts struct {
 	schedules, crashes, operations, lost, duplicated, stale, poisoned int
+	detached                                                          map[string]int // crash points on the engine's goroutine
 }
 
 // runCrashSchedule is one seeded schedule on an eventual placement: a
@@ -47,7 +48,10 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, p Placement, seed uint64
 		name := names[r.IntN(len(names))]
 		remove := r.IntN(4) == 0
 		c.operations++
-		if eventualtest.Survive(func() {
+		// Flush: the write's message, queued after it returned, comes
+		// next in the crash schedule; a crash there (died) leaves the
+		// write done, and the process restarts.
+		if crashed, died := cs.Survive(func() {
 			v, err := f.x.Get(ctx, dept(i), idOf(i))
 			switch {
 			case err != nil:
@@ -58,7 +62,8 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, p Placement, seed uint64
 				v.Last = name
 				_ = f.x.Update(ctx, &v)
 			}
-		}) {
+			_ = f.eng.Flush(ctx)
+		}); crashed || died {
 			restart()
 		}
 		if r.IntN(3) == 0 && eventualtest.Survive(func() { _, _ = f.eng.ProcessOnce(ctx) }) {
@@ -72,6 +77,7 @@ func runCrashSchedule(t *testing.T, e eventualtest.Env, p Placement, seed uint64
 		restart()
 	}
 	cs.Arm(0, false)
+	c.detached = cs.DetachedPoints()
 	k := f.check(t)
 	c.lost, c.duplicated, c.stale = k.lost, k.duplicated, k.stale
 	if poisoned, err := f.eng.Poisoned(ctx, 32); err != nil || len(poisoned) != 0 {
@@ -101,9 +107,12 @@ func TestCrashAtEveryStep(t *testing.T) {
 				if raceDetector && e.Fake() {
 					schedules = 100
 				}
-				var total crashCounts
+				total := crashCounts{detached: map[string]int{}}
 				for seed := range schedules {
 					c := runCrashSchedule(t, e, p, uint64(seed)+1, writes)
+					for k, v := range c.detached {
+						total.detached[k] += v
+					}
 					total.schedules += c.schedules
 					total.crashes += c.crashes
 					total.operations += c.operations
@@ -115,10 +124,17 @@ func TestCrashAtEveryStep(t *testing.T) {
 						t.Fatalf("seed %d failed", seed+1)
 					}
 				}
-				t.Logf("schedules %d, crashes injected %d, operations %d: lost %d, duplicated %d, stale %d (poisoned %d)",
-					total.schedules, total.crashes, total.operations, total.lost, total.duplicated, total.stale, total.poisoned)
+				t.Logf("schedules %d, crashes injected %d (on the engine's goroutine, queueing a write's message: %v), operations %d: lost %d, duplicated %d, stale %d (poisoned %d)",
+					total.schedules, total.crashes, total.detached, total.operations, total.lost, total.duplicated, total.stale, total.poisoned)
 				if total.crashes == 0 {
 					t.Fatal("no crash was injected")
+				}
+				if e.Fake() {
+					for _, p := range eventualtest.DetachedKeyPoints {
+						if total.detached[p] == 0 {
+							t.Errorf("no crash came %s on the engine's goroutine (a write's message)", p)
+						}
+					}
 				}
 			})
 		})

@@ -194,12 +194,18 @@ func TestOrgWideUniqueIndex(t *testing.T) {
 		if !errors.As(err, &dup) || dup.Holder != (xindex.Ref{PartitionKey: "Sales", RowKey: "emp_000001"}) || dup.Pending {
 			t.Fatalf("the same email in another department: %v", err)
 		}
-		// A writer crashes after its claim, before its entity write.
+		// A writer crashes after its claim, before its entity write. The
+		// crash counts requests from here: the message of the first
+		// insert, queued after it returned, must have gone first.
+		if err := eng.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		cs.Arm(3, true) // the fence read, the Get of the claim row, then the claim's insert
 		if !eventualtest.Survive(func() { _ = x.Insert(ctx, emp("Eng", 3, "Bo", "Lin", "bo@x.com")) }) {
 			t.Fatal("no crash")
 		}
-		x = build(eventualtest.NewEngine(t, cs, o))
+		eng = eventualtest.NewEngine(t, cs, o)
+		x = build(eng)
 		err = x.Insert(ctx, emp("Ops", 4, "Bo", "Lin", "bo@x.com"))
 		if !errors.As(err, &dup) || !dup.Pending || dup.Holder.RowKey != "emp_000003" {
 			t.Fatalf("a value claimed by a write in flight: %v", err)
@@ -209,6 +215,9 @@ func TestOrgWideUniqueIndex(t *testing.T) {
 			t.Fatalf("taking over an expired claim: %v", err)
 		}
 		// Another orphan claim, reaped.
+		if err := eng.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		cs.Arm(3, true)
 		if !eventualtest.Survive(func() { _ = x.Insert(ctx, emp("Eng", 5, "Cy", "Ng", "cy@x.com")) }) {
 			t.Fatal("no crash")
