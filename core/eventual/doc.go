@@ -6,7 +6,8 @@
 // partition and an outbox row recording the operation it implies commit
 // together, in one entity group transaction (core/partition), so a
 // crash at any instant either loses both or keeps both. Then a message
-// on a queue carries the operation to a worker, which runs its steps
+// on a queue, put by the engine after Write returned (Flush waits for
+// it), carries the operation to a worker, which runs its steps
 // (upsert, delete, blob put, blob delete) elsewhere, at least once each,
 // and removes the outbox row and the message only after every step
 // succeeded. A sweeper queues again the operations whose message never

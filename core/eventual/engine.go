@@ -35,14 +35,14 @@ type Options struct {
 	// StepAttempts bounds the tries of one step within one receive while
 	// it fails transiently (default 4).
 	StepAttempts int
-	// StepTimeout bounds one try of a step, and each request the worker
+	// StepTimeout bounds one try of a step, each request the worker
 	// makes around the steps (receives, visibility updates, the outbox
 	// row, the operation's blob, the message's removal, the poison
-	// queue) and each message a write queues after it returned, default
-	// 1 minute. A try still running then is abandoned and
-	// counts as a transient failure: steps are idempotent under their
-	// version guards, so the next try (or a later receive) finishes the
-	// work whatever the abandoned one did. Without a bound, a request the
+	// queue), and each message a write queues, default 1 minute. A try
+	// still running then is abandoned and counts as a transient failure:
+	// steps are idempotent under their version guards, so the next try
+	// (or a later receive) finishes the work whatever the abandoned one
+	// did. Without a bound, a request the
 	// service never answers would stall the worker, and keep its message
 	// hidden for as long as the worker runs, since the worker extends the
 	// message's visibility while an operation runs.

@@ -80,7 +80,11 @@ type JobOptions struct {
 // (core/runner), named after the engine's queue q:
 //
 //	q/worker          Work, long-running; a queue that does not exist
-//	                  stops the runner (runner.Fatal): Setup creates it
+//	                  stops the runner (runner.Fatal): Setup creates it.
+//	                  When it stops it waits for the messages of the
+//	                  writes that returned (Flush), so that a program
+//	                  that stops its runner before it exits sends them
+//	                  (each bounded by StepTimeout)
 //	q/sweep/<table>   Sweep of each table, every SweepEvery
 //	q/backlog         Backlog of the tables, every MeasureEvery
 //
@@ -118,6 +122,9 @@ func (e *Engine) Jobs(tables []string, opts *JobOptions) ([]runner.Job, error) {
 	q := e.queueName
 	jobs := []runner.Job{{Name: q + "/worker", Run: func(ctx context.Context) error {
 		err := e.Work(ctx)
+		// Each message is bounded by StepTimeout, and Flush waits only
+		// for the writes that returned already: this ends.
+		_ = e.Flush(context.WithoutCancel(ctx))
 		if errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
 			return runner.Fatal(err)
 		}

@@ -37,22 +37,38 @@ func Detached(ctx context.Context) bool {
 // and not for later ones, so writes that keep coming cannot hold it up.
 type sends struct {
 	mu      sync.Mutex
+	limit   int                 // batches in flight at most (0: maxInFlight)
 	next    uint64              // tickets taken so far
 	pending map[uint64]struct{} // tickets whose messages are still being queued
 	wake    chan struct{}       // closed when a batch ends, while a Flush waits
 }
 
-// start takes a ticket for a batch about to be queued.
-func (s *sends) start() uint64 {
+// maxInFlight bounds the writes whose messages are being queued after
+// they returned. Past it, a write queues its messages itself before it
+// returns, as it would without the goroutine: when the queue is slow or
+// failing, writers slow down with it rather than leaving ever more
+// goroutines behind (each may wait StepTimeout).
+const maxInFlight = 1024
+
+// start takes a ticket for a batch about to be queued, unless limit
+// batches are in flight already.
+func (s *sends) start() (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	limit := s.limit
+	if limit == 0 {
+		limit = maxInFlight
+	}
+	if len(s.pending) >= limit {
+		return 0, false
+	}
 	if s.pending == nil {
 		s.pending = map[uint64]struct{}{}
 	}
 	t := s.next
 	s.next++
 	s.pending[t] = struct{}{}
-	return t
+	return t, true
 }
 
 // finish ends a batch, waking the Flushes waiting.
@@ -108,8 +124,10 @@ func (s *sends) wait(ctx context.Context, before uint64) error {
 // partition pk of table on a goroutine of the engine, and returns at
 // once. The goroutine's context keeps ctx's values (a trace, a request
 // ID) but not its cancellation or deadline: the caller has its answer
-// and may cancel ctx as soon as Write returns. Each message is bounded
-// by StepTimeout. A message that cannot be queued is left to Sweep.
+// and may cancel ctx as soon as Write returns. With maxInFlight writes'
+// messages in flight already, it queues them itself, in ctx, before it
+// returns. Each message is bounded by StepTimeout. A message that cannot
+// be queued is left to Sweep.
 func (e *Engine) nudge(ctx context.Context, table, pk string, ids []string) {
 	if len(ids) == 0 {
 		return
@@ -118,15 +136,22 @@ func (e *Engine) nudge(ctx context.Context, table, pk string, ids []string) {
 	for i, id := range ids {
 		refs[i] = outboxRef{Table: table, PK: pk, ID: id}
 	}
-	dctx := context.WithValue(context.WithoutCancel(ctx), detachedKey{}, true)
-	t := e.sends.start()
-	go func() {
-		defer e.sends.finish(t)
+	send := func(ctx context.Context) {
 		for i := range refs {
 			// Best effort: Sweep queues the row again if this fails or
 			// never runs.
-			_ = e.bounded(dctx, func(ctx context.Context) error { return e.enqueue(ctx, envelope{Outbox: &refs[i]}) })
+			_ = e.bounded(ctx, func(ctx context.Context) error { return e.enqueue(ctx, envelope{Outbox: &refs[i]}) })
 		}
+	}
+	t, ok := e.sends.start()
+	if !ok {
+		send(ctx)
+		return
+	}
+	dctx := context.WithValue(context.WithoutCancel(ctx), detachedKey{}, true)
+	go func() {
+		defer e.sends.finish(t)
+		send(dctx)
 	}()
 }
 

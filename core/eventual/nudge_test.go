@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
@@ -27,6 +28,7 @@ type gatedStore struct {
 	early    int                     // receives while a Put was held
 	puts     []error                 // each Put's context's error as it went on
 	deadline bool                    // every Put had a deadline
+	expired  int                     // Puts whose context ended at the gate
 }
 
 func (g *gatedStore) note(ctx context.Context, op string) {
@@ -53,7 +55,8 @@ func (g *gatedStore) hook(ctx context.Context, c storetest.Call, do func(context
 	return do(ctx)
 }
 
-// refuseOrHold holds a Put at the gate; false when Puts are refused.
+// refuseOrHold holds a Put at the gate until it opens; false when Puts
+// are refused, or the Put's context ended at the gate.
 func (g *gatedStore) refuseOrHold(ctx context.Context) bool {
 	g.mu.Lock()
 	if g.refuse {
@@ -63,7 +66,16 @@ func (g *gatedStore) refuseOrHold(ctx context.Context) bool {
 	g.held++
 	gate := g.gate
 	g.mu.Unlock()
-	<-gate
+	select {
+	case <-gate:
+	case <-ctx.Done():
+		// The put's bound ended it first: it was not made.
+		g.mu.Lock()
+		g.held--
+		g.expired++
+		g.mu.Unlock()
+		return false
+	}
 	_, dl := ctx.Deadline()
 	g.mu.Lock()
 	g.held--
@@ -214,4 +226,42 @@ func TestUnsentMessageIsSwept(t *testing.T) {
 			t.Fatalf("the sweep queued nothing: %v", c)
 		}
 	})
+}
+
+// TestWorkerJobFlushesWhenItStops: the worker job of Engine.Jobs, when
+// its context ends, waits for the messages of the writes that returned
+// before it returns, so that a program that stops its runner and exits
+// does not leave them to a sweep. Here the message is held at the queue
+// until its StepTimeout ends it: the job returns only after that.
+func TestWorkerJobFlushesWhenItStops(t *testing.T) {
+	e := eventualtest.MemEnv()
+	ctx := t.Context()
+	src, dst := e.B.NewTable(t, "jsrc"), e.B.NewTable(t, "jdst")
+	g := &gatedStore{Store: e.B.Store, gate: make(chan struct{})}
+	o := opts(e, "jobflush")
+	o.StepTimeout = 200 * time.Millisecond
+	eng := eventualtest.NewEngine(t, g, o)
+	jobs, err := eng.Jobs([]string{src}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Write(ctx, src, "p", func(tx *eventual.Tx) error {
+		if err := tx.Insert("row", store.Entity{RowKey: "r"}); err != nil {
+			return err
+		}
+		return tx.Then(ctx, "r", eventual.Upsert(dst, store.Entity{PartitionKey: "copy", RowKey: "r"}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stopped, stop := context.WithCancel(ctx)
+	stop()
+	if err := jobs[0].Run(stopped); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the worker job: %v", err)
+	}
+	g.mu.Lock()
+	held, expired := g.held, g.expired
+	g.mu.Unlock()
+	if held != 0 || expired != 1 {
+		t.Fatalf("when the worker job returned, %d puts of the message were held at the queue and %d had ended there; want 0 and 1 (the job waits for the message)", held, expired)
+	}
 }
