@@ -108,13 +108,12 @@ func TestRequestsPerWrite(t *testing.T) {
 				t.Helper()
 				cs.take()
 				must(t, write())
-				writer, _ := cs.take()
-				// The message is queued after the write returned: Flush
-				// waits for it.
+				// The message is queued after the write returned, on the
+				// engine's goroutine: Flush waits for it.
 				if f.eng != nil {
 					must(t, f.eng.Flush(ctx))
 				}
-				_, message := cs.take()
+				writer, message := cs.take()
 				got := cost{writer: writer, message: message, worker: worker()}
 				if got != want[p][what] {
 					t.Errorf("%s: %d requests by the writer, %d after it returned, %d by the worker; want %d, %d and %d",
