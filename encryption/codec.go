@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Config chooses what a Codec or an encrypting table encrypts and with
@@ -276,10 +277,10 @@ func (c *Codec) Decrypt(ctx context.Context, table string, e store.Entity) (stor
 // decryptOwned is Decrypt of an entity whose []byte values the caller
 // gives up.
 func (c *Codec) decryptOwned(ctx context.Context, table string, e store.Entity) (store.Entity, error) {
-	var b store.EntityBuilder
+	var b driver.EntityBuilder
 	d := c.newReader(ctx, table, &b)
 	defer d.release()
-	if err := store.ReadEntity(&e, d); err != nil {
+	if err := driver.ReadEntity(&e, d); err != nil {
 		return e, err
 	}
 	if err := d.flush(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 type patient struct {
@@ -68,7 +69,7 @@ func TestMapperEncryptTag(t *testing.T) {
 func TestRepositoryThroughEncryption(t *testing.T) {
 	ctx := context.Background()
 	repo, raw := newPatients(t)
-	if _, ok := repo.Table().(store.TypedTable); !ok {
+	if _, ok := driver.Typed(repo.Table()); !ok {
 		t.Fatal("the repository lost the typed lane")
 	}
 	born := time.Date(1980, 2, 29, 0, 0, 0, 0, time.UTC)

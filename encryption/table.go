@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -36,7 +37,7 @@ func NewTable(t store.Table, cfg Config) (store.Table, error) {
 
 // Table returns t as an encrypting table running c (see NewTable).
 func (c *Codec) Table(t store.Table) store.Table {
-	if tt, ok := t.(store.TypedTable); ok {
+	if tt, ok := driver.Typed(t); ok {
 		return &typedTable{table{inner: t, c: c}, tt}
 	}
 	return &table{inner: t, c: c}

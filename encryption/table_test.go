@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 const secret = "s3cr3t-plaintext-value"
@@ -51,7 +52,7 @@ func setup(t *testing.T) (raw, enc store.Table, ms *memstore.Store) {
 func TestRoundTripEveryType(t *testing.T) {
 	ctx := context.Background()
 	raw, enc, _ := setup(t)
-	if _, ok := enc.(store.TypedTable); !ok {
+	if _, ok := driver.Typed(enc); !ok {
 		t.Fatal("the encrypting table of a typed table lost the typed lane")
 	}
 	if _, err := enc.Insert(ctx, store.Entity{PartitionKey: "p", RowKey: "r", Properties: allTypes()}); err != nil {
@@ -89,7 +90,7 @@ func TestRoundTripEveryType(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("Get", got)
-	var b store.EntityBuilder
+	var b driver.EntityBuilder
 	if err := enc.(store.TypedTable).GetInto(ctx, "p", "r", nil, &b); err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +121,9 @@ func TestTypedWriteAndQueryInto(t *testing.T) {
 	if _, ok := stored.Properties["S"].([]byte); !ok {
 		t.Fatalf("typed write stored S as %T", stored.Properties["S"])
 	}
-	var got []*store.EntityBuilder
+	var got []*driver.EntityBuilder
 	_, n, err := tt.QueryInto(ctx, store.Query{}, func() store.EntityReader {
-		b := &store.EntityBuilder{}
+		b := &driver.EntityBuilder{}
 		got = append(got, b)
 		return b
 	})
@@ -267,7 +268,7 @@ func TestTamperingRefused(t *testing.T) {
 		put(e)
 		_, err := enc.Get(ctx, "p", "a", nil)
 		refused(t, "missing metadata", err)
-		var bld store.EntityBuilder
+		var bld driver.EntityBuilder
 		refused(t, "missing metadata, typed", enc.(store.TypedTable).GetInto(ctx, "p", "a", nil, &bld))
 	})
 	t.Run("a property stored in plain text", func(t *testing.T) {
@@ -285,7 +286,7 @@ func TestTamperingRefused(t *testing.T) {
 		put(e)
 		_, err := enc.Query(ctx, store.Query{})
 		refused(t, "Query", err)
-		_, n, err := enc.(store.TypedTable).QueryInto(ctx, store.Query{}, func() store.EntityReader { return &store.EntityBuilder{} })
+		_, n, err := enc.(store.TypedTable).QueryInto(ctx, store.Query{}, func() store.EntityReader { return &driver.EntityBuilder{} })
 		refused(t, "QueryInto", err)
 		if n != 0 {
 			t.Fatalf("QueryInto handed over %d entities with an error", n)
@@ -305,7 +306,7 @@ func TestRequestsRefusedBeforeSending(t *testing.T) {
 		if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "encrypted") {
 			t.Fatalf("filter %q: %v", f, err)
 		}
-		_, _, err = enc.(store.TypedTable).QueryInto(ctx, store.Query{Filter: f}, func() store.EntityReader { return &store.EntityBuilder{} })
+		_, _, err = enc.(store.TypedTable).QueryInto(ctx, store.Query{Filter: f}, func() store.EntityReader { return &driver.EntityBuilder{} })
 		if !errors.Is(err, store.ErrInvalidInput) {
 			t.Fatalf("QueryInto filter %q: %v", f, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Row is one entity of a page ReadPage read: its keys, and its value
@@ -38,7 +39,7 @@ func ReadPage[T any](ctx context.Context, tbl store.Table, q store.Query, rows [
 	if err != nil {
 		return rows, "", err
 	}
-	typed, _ := tbl.(store.TypedTable)
+	typed, _ := driver.Typed(tbl)
 	return readPage(ctx, c, tbl, typed, q, rows)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // MixedBatch is an entity group transaction over entities of several
@@ -58,7 +59,7 @@ func (b *MixedBatch) add(kind store.ActionKind, v any, unconditional bool) error
 	}
 	var e store.Entity
 	var src store.PropertySource
-	_, typed := b.t.table.(store.TypedTable)
+	_, typed := driver.Typed(b.t.table)
 	switch {
 	case kind == store.ActionDelete:
 		e.PartitionKey, e.RowKey, err = k.c.keysOf(rv)

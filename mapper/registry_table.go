@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -39,7 +40,7 @@ func (t *RegistryTable) Get(ctx context.Context, pk, rk string) (any, error) {
 
 // Insert inserts v with its discriminator and stores the new ETag in v.
 func (t *RegistryTable) Insert(ctx context.Context, v any) error {
-	if typed, ok := t.table.(store.TypedTable); ok {
+	if typed, ok := driver.Typed(t.table); ok {
 		return t.r.writeTyped(ctx, typed, store.ActionInsert, v, false)
 	}
 	return t.r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) { return t.table.Insert(ctx, e) })
@@ -47,7 +48,7 @@ func (t *RegistryTable) Insert(ctx context.Context, v any) error {
 
 // Upsert inserts v or merges/replaces the stored entity.
 func (t *RegistryTable) Upsert(ctx context.Context, v any, mode store.UpdateMode) error {
-	if typed, ok := t.table.(store.TypedTable); ok {
+	if typed, ok := driver.Typed(t.table); ok {
 		return t.r.writeTyped(ctx, typed, upsertKind(mode), v, false)
 	}
 	return t.r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) { return t.table.Upsert(ctx, e, mode) })
@@ -56,7 +57,7 @@ func (t *RegistryTable) Upsert(ctx context.Context, v any, mode store.UpdateMode
 // Update merges or replaces the stored entity if it still has the ETag in
 // v's etag field (ErrNoETag without one), and stores the new ETag in v.
 func (t *RegistryTable) Update(ctx context.Context, v any, mode store.UpdateMode) error {
-	if typed, ok := t.table.(store.TypedTable); ok {
+	if typed, ok := driver.Typed(t.table); ok {
 		return t.r.writeTyped(ctx, typed, updateKind(mode), v, true)
 	}
 	return t.r.writeIfMatch(v, func(e store.Entity, etag store.ETag) (store.ETag, error) {
@@ -67,7 +68,7 @@ func (t *RegistryTable) Update(ctx context.Context, v any, mode store.UpdateMode
 // UpdateUnconditional merges or replaces the stored entity whatever its
 // version.
 func (t *RegistryTable) UpdateUnconditional(ctx context.Context, v any, mode store.UpdateMode) error {
-	if typed, ok := t.table.(store.TypedTable); ok {
+	if typed, ok := driver.Typed(t.table); ok {
 		return t.r.writeTyped(ctx, typed, updateKind(mode), v, false)
 	}
 	return t.r.write(v, func(e store.Entity, _ store.ETag) (store.ETag, error) {
@@ -107,7 +108,7 @@ func (t *RegistryTable) Query(ctx context.Context, where ...Cond[any]) iter.Seq2
 				f = both
 			}
 		}
-		if typed, ok := t.table.(store.TypedTable); ok {
+		if typed, ok := driver.Typed(t.table); ok {
 			t.r.queryTyped(ctx, typed, store.Query{Filter: f.String()}, yield)
 			return
 		}

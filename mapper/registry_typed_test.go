@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -158,7 +159,7 @@ func TestRegistryTypedLaneMatchesDecode(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		typed, ok := tbl.(store.TypedTable)
+		typed, ok := driver.Typed(tbl)
 		if !ok {
 			t.Fatal("the backend's table has no typed lane")
 		}
@@ -344,7 +345,7 @@ func TestRegistryTypedWritesMatchEntityRoute(t *testing.T) {
 		}
 		var errs [2][]string
 		for i, route := range routes {
-			if _, ok := route.rt.Table().(store.TypedTable); ok != (i == 0) {
+			if _, ok := driver.Typed(route.rt.Table()); ok != (i == 0) {
 				t.Fatalf("%s route: typed lane %v", route.name, ok)
 			}
 			rec := func(err error) {
@@ -407,7 +408,7 @@ func TestMixedBatchTypedMatchesEntityRoute(t *testing.T) {
 		r := rgPropertyRegistry(t)
 		var outcomes [2][]string
 		for i, tbl := range []store.Table{st.Table(typedName), entityRoute{st}.Table(plainName)} {
-			if _, ok := tbl.(store.TypedTable); ok != (i == 0) {
+			if _, ok := driver.Typed(tbl); ok != (i == 0) {
 				t.Fatalf("route %d: typed lane %v", i, ok)
 			}
 			rec := func(err error) {

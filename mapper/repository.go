@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // ErrNoETag is returned by a conditional write of a value that carries no
@@ -48,7 +49,7 @@ func WithPageSize(n int) Option { return func(o *repoOptions) { o.pageSize = n }
 // no I/O; create the table with st.CreateTableIfNotExists.
 func NewRepository[T any](st store.Store, table string, opts ...Option) *Repository[T] {
 	r := &Repository[T]{table: st.Table(table)}
-	r.typed, _ = r.table.(store.TypedTable)
+	r.typed, _ = driver.Typed(r.table)
 	for _, o := range opts {
 		o(&r.opts)
 	}

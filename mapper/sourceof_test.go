@@ -10,6 +10,7 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 type sourceRow struct {
@@ -29,7 +30,7 @@ func TestSourceOfWritesWhatEncodeWrites(t *testing.T) {
 		ctx := context.Background()
 		name := b.NewTable(t, "SourceOf")
 		tbl := b.Store.Table(name)
-		tt, ok := tbl.(store.TypedTable)
+		tt, ok := driver.Typed(tbl)
 		if !ok {
 			t.Fatalf("%s: not a store.TypedTable", b.Name)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // blobService holds the store's blob containers. Lock order:
@@ -249,7 +250,7 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 	if err := h.precheck(ctx); err != nil {
 		return store.BlobPage{}, err
 	}
-	limit, err := store.ResolveBlobListSize(opts.MaxResults)
+	limit, err := driver.ResolveBlobListSize(opts.MaxResults)
 	if err != nil {
 		return store.BlobPage{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // The blob operations a FaultFunc sees; its second argument is then the
@@ -120,12 +121,12 @@ func (h *containerHandle) createAppend(name string, cond store.BlobPutOptions) (
 // Azurite runs them: the blob (BlobNotFound 404), its type
 // (InvalidBlobType 409), its block count (BlockCountExceedsLimit 409),
 // then If-Match, the append position and the size limit (412). A lost
-// answer is settled by store.SettleAppend, as azstore does.
+// answer is settled by driver.SettleAppend, as azstore does.
 func (h *containerHandle) AppendBlock(ctx context.Context, name string, block []byte, opts *store.AppendOptions) (store.AppendResult, error) {
 	if err := h.precheck(ctx); err != nil {
 		return store.AppendResult{}, err
 	}
-	if err := store.ValidateAppend(name, block, opts); err != nil {
+	if err := driver.ValidateAppend(name, block, opts); err != nil {
 		return store.AppendResult{}, err
 	}
 	var o store.AppendOptions
@@ -141,7 +142,7 @@ func (h *containerHandle) AppendBlock(ctx context.Context, name string, block []
 	}
 	// The settling is what a client does next, with a context of its own
 	// if the caller's is done.
-	return store.SettleAppend(context.WithoutCancel(ctx), h, name, block, o, err, once)
+	return driver.SettleAppend(context.WithoutCancel(ctx), h, name, block, o, err, once)
 }
 
 func (h *containerHandle) appendBlock(name string, block []byte, o store.AppendOptions) (store.AppendResult, error) {
@@ -190,7 +191,7 @@ func (h *containerHandle) GetRange(ctx context.Context, name string, offset, cou
 	if err := h.precheck(ctx); err != nil {
 		return nil, store.BlobProps{}, err
 	}
-	if err := store.ValidateRange(name, offset, count); err != nil {
+	if err := driver.ValidateRange(name, offset, count); err != nil {
 		return nil, store.BlobProps{}, err
 	}
 	if err := h.s.readFault(h.name); err != nil {
@@ -208,7 +209,7 @@ func (h *containerHandle) GetRange(ctx context.Context, name string, offset, cou
 	}
 	size := int64(len(b.data))
 	if offset >= size && (offset != 0 || count != 0) {
-		return nil, store.BlobProps{}, store.RangeNotSatisfiable(h.name, name, offset, size)
+		return nil, store.BlobProps{}, driver.RangeNotSatisfiable(h.name, name, offset, size)
 	}
 	end := size
 	if count > 0 && count < end-offset {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // ServerBusy is the fault of a throttled request: the service refused it
@@ -84,7 +85,7 @@ func seenByClient(err error) error {
 		return &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Source: store.SourceTransport,
 			Message: "no answer from the service", Err: err}
 	}
-	if store.AmbiguousStatus(se.Status) || se.Code == store.CodeResponseLost || se.Code == store.CodeOperationTimedOut || se.Code == store.CodeInternalError {
+	if driver.AmbiguousStatus(se.Status) || se.Code == store.CodeResponseLost || se.Code == store.CodeOperationTimedOut || se.Code == store.CodeInternalError {
 		c := *se
 		c.Unknown = true
 		return &c
@@ -100,7 +101,7 @@ const idempotentAttempts = 4
 // send runs a checked write (one action, or a transaction) through the
 // fault schedule as a client of the service would see it: apply runs the
 // write on the table. An idempotent write whose answer is lost is sent
-// again; any other is resolved by reading its rows back (store.Settle),
+// again; any other is resolved by reading its rows back (driver.Settle),
 // never sent twice.
 func (h *tableHandle) send(ctx context.Context, op Operation, actions []store.Action, apply func(*table) ([]store.ActionResult, error)) ([]store.ActionResult, error) {
 	idempotent := store.Idempotent(actions)
@@ -122,16 +123,16 @@ func (h *tableHandle) send(ctx context.Context, op Operation, actions []store.Ac
 		}
 		// The read-back is what a client does next, with a context of its
 		// own if the caller's is done.
-		return store.Settle(context.WithoutCancel(ctx), h, actions, unknown)
+		return driver.Settle(context.WithoutCancel(ctx), h, actions, unknown)
 	}
 }
 
 // sendOnce sends the write once: its fault before or after it applies, or
 // the throughput model's refusal before it applies. Each is one request
-// (store.ReportTry).
+// (driver.ReportTry).
 func (h *tableHandle) sendOnce(ctx context.Context, op Operation, actions []store.Action, apply func(*table) ([]store.ActionResult, error)) ([]store.ActionResult, error) {
 	results, err := h.try(ctx, op, actions, apply)
-	store.ReportTryErr(ctx, err)
+	driver.ReportTryErr(ctx, err)
 	return results, err
 }
 

@@ -87,7 +87,7 @@ const (
 // answered with a 500 or with no answer at all may have been applied, so
 // memstore reports it as Unknown (store.ErrUnknownOutcome), whether the
 // fault came before or after the data changed, and then resolves it by
-// reading the rows back (store.Settle), exactly as azstore does. A 503
+// reading the rows back (driver.Settle), exactly as azstore does. A 503
 // ServerBusy is a refusal (store.ErrThrottled); a read fails with the
 // fault's error as it is.
 type FaultFunc func(op Operation, table string) error

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Query implements store.Table. It visits only the key ranges the filter's
@@ -42,7 +43,7 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string
 	}
 	var fromPK, fromRK string
 	resume := q.Continuation != ""
-	scope := store.TokenScope(h.name, q.Filter)
+	scope := driver.TokenScope(h.name, q.Filter)
 	if resume {
 		if fromPK, fromRK, err = decodeEntityToken(q.Continuation, scope); err != nil {
 			return nil, "", err
@@ -53,7 +54,7 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) ([]record, string
 		err = h.s.admitQuery(h.name, plan)
 	}
 	// One page is one request, answered here.
-	store.ReportTryErr(ctx, err)
+	driver.ReportTryErr(ctx, err)
 	if err != nil {
 		return nil, "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // queueService holds the store's queues. Lock order: queueService.mu, then
@@ -217,10 +218,10 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	if err := h.precheck(ctx); err != nil {
 		return store.Message{}, err
 	}
-	if err := store.ValidateMessageBody(body); err != nil {
+	if err := driver.ValidateMessageBody(body); err != nil {
 		return store.Message{}, err
 	}
-	delay, ttl, err := store.ResolvePut(opts)
+	delay, ttl, err := driver.ResolvePut(opts)
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -256,10 +257,10 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 	if err := h.precheck(ctx); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateMessageCount("Get", n); err != nil {
+	if err := driver.ValidateMessageCount("Get", n); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateVisibility("visibility timeout", visibility, store.MinGetVisibility); err != nil {
+	if err := driver.ValidateVisibility("visibility timeout", visibility, store.MinGetVisibility); err != nil {
 		return nil, err
 	}
 	q, err := h.s.open(h.name)
@@ -285,7 +286,7 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 	if err := h.precheck(ctx); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateMessageCount("Peek", n); err != nil {
+	if err := driver.ValidateMessageCount("Peek", n); err != nil {
 		return nil, err
 	}
 	q, err := h.s.open(h.name)
@@ -327,11 +328,11 @@ func (h *queueHandle) Update(ctx context.Context, id, receipt string, body []byt
 	if err := checkReceipt(receipt); err != nil {
 		return store.Message{}, err
 	}
-	if err := store.ValidateVisibility("visibility timeout", visibility, 0); err != nil {
+	if err := driver.ValidateVisibility("visibility timeout", visibility, 0); err != nil {
 		return store.Message{}, err
 	}
 	if body != nil {
-		if err := store.ValidateMessageBody(body); err != nil {
+		if err := driver.ValidateMessageBody(body); err != nil {
 			return store.Message{}, err
 		}
 	}

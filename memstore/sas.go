@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 	"github.com/tablekit/tablekit/store/sas"
 )
@@ -61,7 +62,7 @@ func (s *Store) SetAccessPolicy(ctx context.Context, name string, ids []store.Si
 	if err := store.ValidateTableName(name); err != nil {
 		return err
 	}
-	ids, err := store.ValidateAccessPolicies(ids)
+	ids, err := driver.ValidateAccessPolicies(ids)
 	if err != nil {
 		return err
 	}
@@ -608,7 +609,7 @@ func (t *sasTable) scoped(q store.Query) (store.Query, bool, error) {
 		return q, true, nil
 	}
 	text := c.String()
-	if store.ValidateFilterLength(text) != nil {
+	if driver.ValidateFilterLength(text) != nil {
 		return q, true, nil
 	}
 	q.Filter = text

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Store is an in-memory storage account. The zero value is not usable;
@@ -105,7 +106,7 @@ func (s *Store) CreateTableIfNotExists(ctx context.Context, name string) (bool, 
 
 func (s *Store) createTable(ctx context.Context, name string, ifNotExists bool) (bool, error) {
 	created, err := s.tryCreateTable(ctx, name, ifNotExists)
-	store.ReportTryErr(ctx, err)
+	driver.ReportTryErr(ctx, err)
 	return created, err
 }
 
@@ -152,7 +153,7 @@ func (s *Store) addTable(name string, ifNotExists bool) (bool, error) {
 // DeleteTable implements store.Store.
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
 	err := s.deleteTable(ctx, name)
-	store.ReportTryErr(ctx, err)
+	driver.ReportTryErr(ctx, err)
 	return err
 }
 
@@ -192,7 +193,7 @@ func (s *Store) removeTable(name string) error {
 // names as created; the continuation token is the next name to return.
 func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (store.TablePage, error) {
 	p, err := s.listTables(ctx, opts)
-	store.ReportTryErr(ctx, err)
+	driver.ReportTryErr(ctx, err)
 	return p, err
 }
 

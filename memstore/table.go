@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // table holds one table's entities: packed records in an arena, a B-tree
@@ -119,7 +120,7 @@ func (h *tableHandle) beginWrite(ctx context.Context, op Operation) (t *table, b
 
 // Get implements store.Table.
 func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOptions) (store.Entity, error) {
-	sel, err := store.ValidateGet(pk, rk, opts)
+	sel, err := driver.ValidateGet(pk, rk, opts)
 	if err != nil {
 		return store.Entity{}, err
 	}
@@ -128,7 +129,7 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 		err = h.s.admitGet(h.name, pk)
 	}
 	if err != nil {
-		store.ReportTryErr(ctx, err)
+		driver.ReportTryErr(ctx, err)
 		return store.Entity{}, err
 	}
 	t.mu.RLock()
@@ -137,10 +138,10 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	// A record's bytes never change, so it is decoded outside the lock.
 	if r == nil {
 		err := notFound(h.name, pk, rk)
-		store.ReportTryErr(ctx, err)
+		driver.ReportTryErr(ctx, err)
 		return store.Entity{}, err
 	}
-	store.ReportTryErr(ctx, nil)
+	driver.ReportTryErr(ctx, nil)
 	return r.entity(sel), nil
 }
 
@@ -188,7 +189,7 @@ func (h *tableHandle) write(ctx context.Context, op Operation, a store.Action) (
 	} else {
 		// A Timestamp property is accepted and ignored, as the service
 		// ignores it.
-		a.Entity.Properties = store.WithoutIgnored(a.Entity.Properties)
+		a.Entity.Properties = driver.WithoutIgnored(a.Entity.Properties)
 	}
 	if a.Kind.NeedsIfMatch() {
 		if err := store.ValidateETag(a.IfMatch); err != nil {

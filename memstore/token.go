@@ -2,9 +2,10 @@ package memstore
 
 import (
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
-// Continuation tokens are sealed by store.SealToken: bound to the query
+// Continuation tokens are sealed by driver.SealToken: bound to the query
 // they continue (the table and filter, or the listing's prefix) and
 // checked for damage. Inside, an entity token holds the key of the next
 // entity to examine and a table token the next table name.
@@ -15,11 +16,11 @@ const (
 )
 
 func encodeEntityToken(scope uint64, pk, rk string) string {
-	return store.SealToken(entityTokenPrefix, scope, pk, rk)
+	return driver.SealToken(entityTokenPrefix, scope, pk, rk)
 }
 
 func decodeEntityToken(tok string, scope uint64) (pk, rk string, err error) {
-	parts, err := store.OpenToken(tok, entityTokenPrefix, scope, 2)
+	parts, err := driver.OpenToken(tok, entityTokenPrefix, scope, 2)
 	if err != nil {
 		return "", "", err
 	}
@@ -30,14 +31,14 @@ func decodeEntityToken(tok string, scope uint64) (pk, rk string, err error) {
 }
 
 // tableScope binds a table token to the listing's name prefix.
-func tableScope(prefix string) uint64 { return store.TokenScope("", prefix) }
+func tableScope(prefix string) uint64 { return driver.TokenScope("", prefix) }
 
 func encodeTableToken(prefix, name string) string {
-	return store.SealToken(tableTokenPrefix, tableScope(prefix), name)
+	return driver.SealToken(tableTokenPrefix, tableScope(prefix), name)
 }
 
 func decodeTableToken(tok, prefix string) (string, error) {
-	parts, err := store.OpenToken(tok, tableTokenPrefix, tableScope(prefix), 1)
+	parts, err := driver.OpenToken(tok, tableTokenPrefix, tableScope(prefix), 1)
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Transact implements store.Table: the actions are checked as a whole
@@ -15,7 +16,7 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 		return nil, err
 	}
 	// A Timestamp property is accepted and ignored, as the service ignores it.
-	actions = store.WithoutIgnoredActions(actions)
+	actions = driver.WithoutIgnoredActions(actions)
 	// Actions with a Source (store.TypedTable) are written through
 	// store.WriteSource, which checks every rule as it packs them; the
 	// body's size is checked here, with what they wrote.

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 var _ store.TypedTable = (*tableHandle)(nil)
@@ -82,13 +83,13 @@ func (p *packer) release() {
 // GetInto implements store.TypedTable: the record's members go to r
 // straight from its packed form, without a map.
 func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.GetOptions, rd store.EntityReader) error {
-	sel, err := store.ValidateGet(pk, rk, opts)
+	sel, err := driver.ValidateGet(pk, rk, opts)
 	if err != nil {
 		return err
 	}
 	t, err := h.begin(ctx, OpGet)
 	if err != nil {
-		store.ReportTryErr(ctx, err)
+		driver.ReportTryErr(ctx, err)
 		return err
 	}
 	t.mu.RLock()
@@ -96,10 +97,10 @@ func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.Ge
 	t.mu.RUnlock()
 	if r == nil {
 		err := notFound(h.name, pk, rk)
-		store.ReportTryErr(ctx, err)
+		driver.ReportTryErr(ctx, err)
 		return err
 	}
-	store.ReportTryErr(ctx, nil)
+	driver.ReportTryErr(ctx, nil)
 	return r.read(sel, rd)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -17,7 +18,7 @@ func queryInto(t *testing.T, tbl store.Table, q store.Query) (string, int, error
 	readers := 0
 	cont, n, err := tbl.(store.TypedTable).QueryInto(context.Background(), q, func() store.EntityReader {
 		readers++
-		return new(store.EntityBuilder)
+		return new(driver.EntityBuilder)
 	})
 	if err != nil && readers != 0 {
 		t.Fatalf("a refused page handed %d entities to readers", readers)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // rawSource writes whatever it is told, in the order given: a source that
@@ -41,7 +42,7 @@ func TestTypedLaneEnforcesTheRules(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, b backendtest.Backend) {
 		ctx := context.Background()
 		name := b.NewTable(t, "TypedRules")
-		tt, ok := b.Store.Table(name).(store.TypedTable)
+		tt, ok := driver.Typed(b.Store.Table(name))
 		if !ok {
 			t.Fatalf("%s: the table is not a store.TypedTable", b.Name)
 		}

@@ -38,6 +38,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -292,7 +293,7 @@ func (x *Table[T]) Find(ctx context.Context, pk, index, value string) (T, error)
 	if err != nil {
 		return zero, fmt.Errorf("index %s: value %q: %w", index, naming.Cut(value), err)
 	}
-	if tt, ok := x.table.(store.TypedTable); ok && s.project == nil {
+	if tt, ok := driver.Typed(x.table); ok && s.project == nil {
 		// The full copy, read straight into a T.
 		f := new(found[T])
 		finish, err := x.readCopy(f)

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/patterns/index"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // entityStore hands out tables without the typed lane: the Entity route.
@@ -54,7 +55,7 @@ func TestTypedInsertStoresWhatEntitiesStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := b.Store.Table(typedName).(store.TypedTable); !ok {
+		if _, ok := driver.Typed(b.Store.Table(typedName)); !ok {
 			t.Fatalf("%s: the typed table lacks the lane", b.Name)
 		}
 		vals := []badge{

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // The entity's head row. Every write of an entity is one transaction on
@@ -68,7 +69,7 @@ func (x *Table[T]) Insert(ctx context.Context, v *T) error {
 		cks  []copyKey[T]
 		err  error
 	)
-	if _, typed := x.table.(store.TypedTable); typed && v != nil {
+	if _, typed := driver.Typed(x.table); typed && v != nil {
 		acts, cks, err = x.typedInserts(v)
 	} else {
 		acts, cks, err = x.inserts(v)

@@ -20,7 +20,7 @@
 // 50,000), and its writer id keeps several writers (processes) out of each
 // other's blobs. Every append is conditional on the blob's length, so a
 // block whose answer was lost is sent again safely and never lands twice;
-// the store settles it by reading the blob back (store.SettleAppend).
+// the store settles it by reading the blob back (driver.SettleAppend).
 //
 //	w, err := logdata.NewWriter(st.Container("logs"), "web", &logdata.Options{ID: "web-1"})
 //	err = w.Write(ctx, []byte("GET /index.html 200"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 	"github.com/tablekit/tablekit/store/storetest"
 )
@@ -114,7 +115,7 @@ func (f *faultTable) table() store.Table {
 // typed is the typed lane of table; the tests wrap only tables that have
 // one.
 func (f *faultTable) typed() store.TypedTable {
-	tt, ok := f.table().(store.TypedTable)
+	tt, ok := driver.Typed(f.table())
 	if !ok {
 		panic("logtail test: faultTable over a table without the typed lane")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // opSchedule is a memstore fault schedule for one table: the n-th
@@ -56,7 +57,7 @@ func faultyStream(t *testing.T, sched *opSchedule, opts ...Options) (*Stream[cla
 		t.Fatal(err)
 	}
 	tbl := st.Table(sched.table)
-	if _, ok := tbl.(store.TypedTable); !ok {
+	if _, ok := driver.Typed(tbl); !ok {
 		t.Fatal("memstore's table has no typed lane")
 	}
 	s, err := New[claim](tbl, "p", quiet(opts))

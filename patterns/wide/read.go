@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -94,7 +95,7 @@ func (w *Wide[T]) Read(ctx context.Context, pk, id string) (*Snapshot[T], error)
 // store.TypedTable the rows' properties are read straight into one slice
 // for all of them, with no map per row.
 func (w *Wide[T]) pages(ctx context.Context, q store.Query, requests *int) ([]row, error) {
-	if tt, ok := w.table.(store.TypedTable); ok {
+	if tt, ok := driver.Typed(w.table); ok {
 		rr := &rowsReader{props: make([]prop, 0, min(w.props.Load(), maxPropsHint))}
 		defer func() { w.props.Store(int64(len(rr.props))) }()
 		next := func() store.EntityReader {

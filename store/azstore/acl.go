@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 var _ store.ACLStore = (*Store)(nil)
@@ -48,7 +49,7 @@ func (s *Store) GetAccessPolicy(ctx context.Context, name string) ([]store.Signe
 }
 
 // SetAccessPolicy implements store.ACLStore through aztables'
-// Client.SetAccessPolicy, after store.ValidateAccessPolicies.
+// Client.SetAccessPolicy, after driver.ValidateAccessPolicies.
 func (s *Store) SetAccessPolicy(ctx context.Context, name string, ids []store.SignedIdentifier) error {
 	ctx, err := azbase.Begin(ctx)
 	if err != nil {
@@ -57,7 +58,7 @@ func (s *Store) SetAccessPolicy(ctx context.Context, name string, ids []store.Si
 	if err := store.ValidateTableName(name); err != nil {
 		return err
 	}
-	ids, err = store.ValidateAccessPolicies(ids)
+	ids, err = driver.ValidateAccessPolicies(ids)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Endpoints are the service URLs of one storage account, such as
@@ -149,7 +150,7 @@ func clientOptions(o *Options) azcore.ClientOptions {
 }
 
 // tryPolicy reports each try of a request to the instrumentation of its
-// context (store.ReportTry): the answer's status, or 0 for none.
+// context (driver.ReportTry): the answer's status, or 0 for none.
 type tryPolicy struct{}
 
 func (tryPolicy) Do(req *policy.Request) (*http.Response, error) {
@@ -158,7 +159,7 @@ func (tryPolicy) Do(req *policy.Request) (*http.Response, error) {
 	if err == nil && resp != nil {
 		status = resp.StatusCode
 	}
-	store.ReportTry(req.Raw().Context(), status)
+	driver.ReportTry(req.Raw().Context(), status)
 	return resp, err
 }
 

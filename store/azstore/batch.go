@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Transact implements store.Table: azstore writes the changeset itself
@@ -24,7 +25,7 @@ import (
 // A transaction is all or nothing. One that may have been applied is never
 // sent again unless it is idempotent (store.Idempotent): a replay could
 // fail on its own inserts or undo another writer's work. Its rows are
-// read back instead (store.Settle).
+// read back instead (driver.Settle).
 func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]store.ActionResult, error) {
 	ctx, err := azbase.Begin(ctx)
 	if err != nil {
@@ -38,7 +39,7 @@ func (h *tableHandle) Transact(ctx context.Context, actions []store.Action) ([]s
 	}
 	// A Timestamp property is accepted and left out of the body: the
 	// service ignores it, and an emulator need not be trusted to.
-	actions = store.WithoutIgnoredActions(actions)
+	actions = driver.WithoutIgnoredActions(actions)
 	bp := batchBuffers.Get().(*batchBuffer)
 	defer func() {
 		if bp != nil {
@@ -116,7 +117,7 @@ func (h *tableHandle) transactResult(ctx context.Context, rc *rawCall, err error
 	for _, p := range parts {
 		if p.status >= 400 {
 			fail := nameAction(p.failure(what, len(actions)), actions)
-			if store.AmbiguousStatus(fail.Status) {
+			if driver.AmbiguousStatus(fail.Status) {
 				fail.Unknown = true
 			}
 			return nil, fail

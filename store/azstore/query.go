@@ -12,22 +12,23 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 	"github.com/tablekit/tablekit/store/wire"
 )
 
 // Entity continuation tokens carry the service's NextPartitionKey and
 // NextRowKey (themselves opaque service strings), sealed by
-// store.SealToken: bound to the table and filter they continue, and
+// driver.SealToken: bound to the table and filter they continue, and
 // checked for damage.
 const entityTokenPrefix = "tka1."
 
 func encodeEntityToken(scope uint64, npk, nrk string) string {
-	return store.SealToken(entityTokenPrefix, scope, npk, nrk)
+	return driver.SealToken(entityTokenPrefix, scope, npk, nrk)
 }
 
 func decodeEntityToken(tok string, scope uint64) (npk, nrk string, err error) {
-	parts, err := store.OpenToken(tok, entityTokenPrefix, scope, 2)
+	parts, err := driver.OpenToken(tok, entityTokenPrefix, scope, 2)
 	if err != nil {
 		return "", "", err
 	}
@@ -97,7 +98,7 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) (*filter.Filter, 
 	// header aztables sends; no $format.
 	opts := &aztables.ListEntitiesOptions{}
 	if q.Continuation != "" {
-		npk, nrk, err := decodeEntityToken(q.Continuation, store.TokenScope(h.name, q.Filter))
+		npk, nrk, err := decodeEntityToken(q.Continuation, driver.TokenScope(h.name, q.Filter))
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -144,7 +145,7 @@ func (h *tableHandle) page(ctx context.Context, q store.Query) (*filter.Filter, 
 		if resp.NextRowKey != nil {
 			nrk = *resp.NextRowKey
 		}
-		cont = encodeEntityToken(store.TokenScope(h.name, q.Filter), *resp.NextPartitionKey, nrk)
+		cont = encodeEntityToken(driver.TokenScope(h.name, q.Filter), *resp.NextPartitionKey, nrk)
 	}
 	return f, body, cont, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // queryServer answers every query with body, and records the $select and
@@ -35,9 +36,9 @@ func queryServer(t *testing.T, body string) (*Store, *http.Request) {
 // built reads one page through QueryInto into store.Entity values.
 func built(t *testing.T, tt store.TypedTable, q store.Query) ([]store.Entity, string, int, error) {
 	t.Helper()
-	var bs []*store.EntityBuilder
+	var bs []*driver.EntityBuilder
 	cont, n, err := tt.QueryInto(t.Context(), q, func() store.EntityReader {
-		bs = append(bs, new(store.EntityBuilder))
+		bs = append(bs, new(driver.EntityBuilder))
 		return bs[len(bs)-1]
 	})
 	out := make([]store.Entity, len(bs))
@@ -126,7 +127,7 @@ func TestQueryIntoFailsLikeQuery(t *testing.T) {
 
 // stopReader fails on the first member.
 type stopReader struct {
-	store.EntityBuilder
+	driver.EntityBuilder
 	err error
 }
 

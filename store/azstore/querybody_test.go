@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // TestQueryDecodesTheServiceBytes proves a query page is decoded from the
@@ -50,7 +51,7 @@ func TestQueryDecodesTheServiceBytes(t *testing.T) {
 	if i, ok := p["I"].(int32); !ok || i != 7 || page.Entities[1].ETag != `W/"2"` {
 		t.Errorf("I = %#v, second ETag %s", p["I"], page.Entities[1].ETag)
 	}
-	if pk, rk, err := decodeEntityToken(page.Continuation, store.TokenScope("Tab", "")); err != nil || pk != "p2" || rk != "r9" {
+	if pk, rk, err := decodeEntityToken(page.Continuation, driver.TokenScope("Tab", "")); err != nil || pk != "p2" || rk != "r9" {
 		t.Errorf("continuation decodes to (%q, %q, %v), want (p2, r9)", pk, rk, err)
 	}
 	_, err = st.Table("Missing").Query(t.Context(), store.Query{})

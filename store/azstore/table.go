@@ -14,6 +14,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/wire"
 )
 
@@ -76,7 +77,7 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string, opts *store.GetOpt
 	if err := h.ready(); err != nil {
 		return store.Entity{}, err
 	}
-	sel, err := store.ValidateGet(pk, rk, opts)
+	sel, err := driver.ValidateGet(pk, rk, opts)
 	if err != nil {
 		return store.Entity{}, err
 	}
@@ -108,7 +109,7 @@ func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.Ge
 	if err := h.ready(); err != nil {
 		return err
 	}
-	sel, err := store.ValidateGet(pk, rk, opts)
+	sel, err := driver.ValidateGet(pk, rk, opts)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (h *tableHandle) GetInto(ctx context.Context, pk, rk string, opts *store.Ge
 		if err != nil {
 			return err
 		}
-		return store.ReadEntity(&e, r)
+		return driver.ReadEntity(&e, r)
 	}
 	body, etag, err := h.getBody(ctx, pk, rk)
 	if err != nil {
@@ -244,13 +245,13 @@ func decodeErr(err error, what string, write bool) error {
 }
 
 // settle resolves a write whose outcome classify found unknown by reading
-// its rows back (store.Settle); other errors pass through. A caller's
+// its rows back (driver.Settle); other errors pass through. A caller's
 // context that ended leaves the outcome unknown: it said to stop.
 func (h *tableHandle) settle(ctx context.Context, actions []store.Action, err error) ([]store.ActionResult, error) {
 	if !errors.Is(err, store.ErrUnknownOutcome) || ctx.Err() != nil {
 		return nil, err
 	}
-	return store.Settle(ctx, h, actions, err)
+	return driver.Settle(ctx, h, actions, err)
 }
 
 // settleOne is settle for a single write: the ETag it left.
@@ -340,7 +341,7 @@ func (h *tableHandle) Write(ctx context.Context, a store.Action) (store.ETag, er
 		}
 		// A Timestamp property is accepted and left out of the body: the
 		// service ignores it, and an emulator need not be trusted to.
-		a.Entity.Properties = store.WithoutIgnored(a.Entity.Properties)
+		a.Entity.Properties = driver.WithoutIgnored(a.Entity.Properties)
 		if body, err = encode(&a.Entity); err != nil {
 			return "", err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/filter"
 )
 
@@ -64,7 +65,7 @@ func (s *Store) DeleteTable(ctx context.Context, name string) error {
 const tableTokenPrefix = "tkat1."
 
 // tableScope binds a table token to the listing's name prefix.
-func tableScope(prefix string) uint64 { return store.TokenScope("", prefix) }
+func tableScope(prefix string) uint64 { return driver.TokenScope("", prefix) }
 
 // ListTables implements store.Store: one page of table names, through the
 // service's NextTableName continuation wrapped in an opaque token.
@@ -78,7 +79,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 	}
 	var next *string
 	if opts.Continuation != "" {
-		parts, err := store.OpenToken(opts.Continuation, tableTokenPrefix, tableScope(opts.Prefix), 1)
+		parts, err := driver.OpenToken(opts.Continuation, tableTokenPrefix, tableScope(opts.Prefix), 1)
 		if err != nil {
 			return store.TablePage{}, err
 		}
@@ -110,7 +111,7 @@ func (s *Store) ListTables(ctx context.Context, opts store.ListTablesOptions) (s
 		}
 	}
 	if resp.NextTableName != nil && *resp.NextTableName != "" {
-		page.Continuation = store.SealToken(tableTokenPrefix, tableScope(opts.Prefix), *resp.NextTableName)
+		page.Continuation = driver.SealToken(tableTokenPrefix, tableScope(opts.Prefix), *resp.NextTableName)
 	}
 	return page, nil
 }

@@ -15,6 +15,7 @@ package filter
 
 import (
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"slices"
 )
 
@@ -126,7 +127,7 @@ func ParseQuery(q store.Query) (*Filter, error) {
 	if err := store.ValidateSelect(q.Select); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateFilterLength(q.Filter); err != nil {
+	if err := driver.ValidateFilterLength(q.Filter); err != nil {
 		return nil, err
 	}
 	f, err := Parse(q.Filter)
@@ -137,7 +138,7 @@ func ParseQuery(q store.Query) (*Filter, error) {
 	// Double written without its exponent): check that too, when it could
 	// matter.
 	if len(q.Filter) > store.MaxFilterBytes/4 {
-		if err := store.ValidateFilterLength(f.String()); err != nil {
+		if err := driver.ValidateFilterLength(f.String()); err != nil {
 			return nil, err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Call describes one request to a hook.
@@ -184,7 +185,7 @@ func ObserveTable(t store.Table, h Hook, o store.Observer) store.Table {
 }
 
 func wrapTable(t store.Table, h Hook, o store.Observer, observing bool) store.Table {
-	if tt, ok := t.(store.TypedTable); ok {
+	if tt, ok := driver.Typed(t); ok {
 		return &hookedTypedTable{hookedTable{t: t, h: h, o: o, observing: observing}, tt}
 	}
 	return &hookedTable{t: t, h: h, o: o, observing: observing}

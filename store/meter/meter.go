@@ -12,7 +12,7 @@
 //
 // The wrapped store keeps every capability of the one it wraps (a table is
 // a store.TypedTable exactly when the inner table is one). The meter
-// counts the tries the backend reports (store.ReportTry) for each call:
+// counts the tries the backend reports (driver.ReportTry) for each call:
 // azstore reports each HTTP request from its pipeline, below azcore's
 // retries, so a retried request counts each try; memstore reports where
 // its engine plays the service, including the resends and read-backs it
@@ -33,6 +33,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/intercept"
 )
 
@@ -127,7 +128,7 @@ type tries struct {
 	mu    sync.Mutex
 }
 
-func (t *tries) ObserveTry(tr store.Try) {
+func (t *tries) ObserveTry(tr driver.Try) {
 	t.n.Add(1)
 	t.mu.Lock()
 	t.count.add(classify(tr.Status))
@@ -161,13 +162,13 @@ func classify(status int) Count {
 // for other ends.
 func (m *Meter) Hook(ctx context.Context, c intercept.Call, do func(context.Context) error) error {
 	t := &tries{}
-	err := do(store.WithTryObserver(ctx, t))
+	err := do(driver.WithTryObserver(ctx, t))
 	if t.n.Load() == 0 {
-		status, sent := store.TryStatus(err)
+		status, sent := driver.TryStatus(err)
 		if !sent {
 			return err
 		}
-		t.ObserveTry(store.Try{Status: status})
+		t.ObserveTry(driver.Try{Status: status})
 	}
 	t.mu.Lock()
 	d := t.count

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/meter"
 )
 
@@ -129,7 +130,7 @@ func TestMeterKeepsTypedLane(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := st.Table("Things")
-	tt, ok := tbl.(store.TypedTable)
+	tt, ok := driver.Typed(tbl)
 	if !ok {
 		t.Fatal("the wrapped table lost the typed lane")
 	}
@@ -145,7 +146,7 @@ func TestMeterKeepsTypedLane(t *testing.T) {
 	if c := m.Op("Table.Get"); c.Billed != 1 || c.ClientErrors != 1 {
 		t.Errorf("a 404 get is billed: %+v", c)
 	}
-	if _, ok := memstore.New().Table("x").(store.TypedTable); !ok {
+	if _, ok := driver.Typed(memstore.New().Table("x")); !ok {
 		t.Fatal("memstore lost the typed lane")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Params are the fields of a token as it carries them, decoded from the
@@ -152,7 +153,7 @@ func Parse(token string) (*Params, error) {
 		if err := store.ValidateTableName(p.Table); err != nil {
 			return nil, invalid("parameter tn: %s", errMessage(err))
 		}
-		if _, err := store.NormalizeTablePermission(p.Permissions); err != nil {
+		if _, err := driver.NormalizeTablePermission(p.Permissions); err != nil {
 			return nil, invalid("parameter sp: %s", errMessage(err))
 		}
 		if p.Identifier == "" && (p.Permissions == "" || p.Expiry == "") {

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Versions of the signed-version (sv) field.
@@ -200,7 +201,7 @@ func (v TableValues) params() (*Params, error) {
 		return nil, invalid("table (tn): %s", errMessage(err))
 	}
 	p.Table = strings.ToLower(v.Table)
-	perm, err := store.NormalizeTablePermission(v.Permissions)
+	perm, err := driver.NormalizeTablePermission(v.Permissions)
 	if err != nil {
 		return nil, invalid("sp: %s", errMessage(err))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/intercept"
 )
 
@@ -151,7 +152,7 @@ func SeenByClient(c Call, err error) error {
 		return &store.Error{Code: store.CodeResponseLost, Index: -1, Unknown: true, Source: store.SourceTransport,
 			Message: "no answer from the service", Err: err}
 	}
-	if store.AmbiguousStatus(se.Status) || se.Code == store.CodeResponseLost || se.Code == store.CodeOperationTimedOut || se.Code == store.CodeInternalError {
+	if driver.AmbiguousStatus(se.Status) || se.Code == store.CodeResponseLost || se.Code == store.CodeOperationTimedOut || se.Code == store.CodeInternalError {
 		u := *se
 		u.Unknown = true
 		return &u

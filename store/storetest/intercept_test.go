@@ -13,6 +13,7 @@ import (
 
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
@@ -59,21 +60,21 @@ func (r row) WriteProperties(w store.PropertyWriter) error {
 
 func TestWrapKeepsTheTypedLane(t *testing.T) {
 	st, tbl := memTable(t)
-	if _, ok := tbl.(store.TypedTable); !ok {
+	if _, ok := driver.Typed(tbl); !ok {
 		t.Fatal("memstore's table is not a TypedTable")
 	}
-	if _, ok := storetest.WrapTable(tbl, storetest.Pass).(store.TypedTable); !ok {
+	if _, ok := driver.Typed(storetest.WrapTable(tbl, storetest.Pass)); !ok {
 		t.Error("WrapTable over a typed table: not a TypedTable")
 	}
-	if _, ok := storetest.WrapStore(st, storetest.Pass).Table("T").(store.TypedTable); !ok {
+	if _, ok := driver.Typed(storetest.WrapStore(st, storetest.Pass).Table("T")); !ok {
 		t.Error("WrapStore(...).Table over a typed table: not a TypedTable")
 	}
-	if _, ok := storetest.WrapTable(hidden{tbl}, storetest.Pass).(store.TypedTable); ok {
+	if _, ok := driver.Typed(storetest.WrapTable(hidden{tbl}, storetest.Pass)); ok {
 		t.Error("WrapTable over a table without the typed lane claims one")
 	}
 	// A wrapper of a wrapper keeps it too.
 	twice := storetest.WrapTable(storetest.WrapTable(tbl, storetest.Pass), storetest.Pass)
-	if _, ok := twice.(store.TypedTable); !ok {
+	if _, ok := driver.Typed(twice); !ok {
 		t.Error("a wrapped wrapper lost the typed lane")
 	}
 }
@@ -96,16 +97,16 @@ func TestTypedRequestsReachTheHook(t *testing.T) {
 	if _, err := tt.Write(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	var b store.EntityBuilder
+	var b driver.EntityBuilder
 	if err := tt.GetInto(ctx, "p", "r", nil, &b); err != nil {
 		t.Fatal(err)
 	}
 	if b.Entity.RowKey != "r" || b.Entity.Properties["N"] != int32(7) || b.Entity.ETag == "" {
 		t.Errorf("GetInto read %+v", b.Entity)
 	}
-	var got []*store.EntityBuilder
+	var got []*driver.EntityBuilder
 	_, n, err := tt.QueryInto(ctx, store.Query{}, func() store.EntityReader {
-		got = append(got, new(store.EntityBuilder))
+		got = append(got, new(driver.EntityBuilder))
 		return got[len(got)-1]
 	})
 	if err != nil || n != 1 || len(got) != 1 || got[0].Entity.Properties["N"] != int32(7) {
@@ -164,7 +165,7 @@ func TestHookFates(t *testing.T) {
 	if _, err := tbl.Get(ctx, "p", "b", nil); err != nil {
 		t.Errorf("apply then lose: the write did not land: %v", err)
 	}
-	var b store.EntityBuilder
+	var b driver.EntityBuilder
 	if err := tt.GetInto(ctx, "p", "b", nil, &b); err != lose || b.Entity.RowKey != "" || b.Entity.Properties != nil {
 		t.Errorf("a lost GetInto handed the reader %+v (err %v)", b.Entity, err)
 	}
@@ -283,9 +284,9 @@ func argFor(t *testing.T, typ reflect.Type) reflect.Value {
 	case reflect.TypeFor[context.Context]():
 		return reflect.ValueOf(t.Context())
 	case reflect.TypeFor[store.EntityReader]():
-		return reflect.ValueOf(store.EntityReader(new(store.EntityBuilder)))
+		return reflect.ValueOf(store.EntityReader(new(driver.EntityBuilder)))
 	case reflect.TypeFor[func() store.EntityReader]():
-		return reflect.ValueOf(func() store.EntityReader { return new(store.EntityBuilder) })
+		return reflect.ValueOf(func() store.EntityReader { return new(driver.EntityBuilder) })
 	}
 	return reflect.Zero(typ)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/storetest"
 )
 
@@ -75,7 +76,7 @@ type mutantStore struct {
 // the lane by hand.
 func (m mutantStore) Table(name string) store.Table {
 	t := mutantTable{m.Store.Table(name), m.kind}
-	if tt, ok := t.Table.(store.TypedTable); ok {
+	if tt, ok := driver.Typed(t.Table); ok {
 		return mutantTypedTable{t, tt}
 	}
 	return t

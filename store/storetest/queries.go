@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // queries proves the query request rules: $top, $select, malformed
@@ -122,7 +123,7 @@ func (s *suite) queries(t *testing.T) {
 		mustInsert(t, tbl, ent("p", "r", "A", long[:store.MaxFilterBytes-11]))
 		// "A eq '...'" percent-encodes to 11 bytes plus the value's.
 		at := "A eq '" + long[:store.MaxFilterBytes-11] + "'"
-		if n := store.FilterBytes(at); n != store.MaxFilterBytes {
+		if n := driver.FilterBytes(at); n != store.MaxFilterBytes {
 			t.Fatalf("the edge filter is %d bytes, want %d", n, store.MaxFilterBytes)
 		}
 		all, _ := scanAll(t, tbl, store.Query{Filter: at}, store.MaxPageSize)

@@ -256,7 +256,7 @@ func (s *suite) queues(t *testing.T) {
 		}
 		wantNone(t, q, "after the refused put")
 		// A body that is not text travels as base64: the limit is on the
-		// encoded text (store.MessageTextSize).
+		// encoded text (driver.MessageTextSize).
 		binary := bytes.Repeat([]byte{0xFF, 0x00, 0x80}, store.MaxBinaryMessageSize/3)
 		_, err = q.Put(ctx, append(binary, 0xFF), nil)
 		wantErr(t, err, store.CodeRequestBodyTooLarge, 413, noIndex)

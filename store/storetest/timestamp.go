@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // timestampSource is a store.PropertySource that writes a custom property
@@ -93,7 +94,7 @@ func (s *suite) timestampProperty(t *testing.T) {
 
 	s.run(t, "TimestampProperty_IgnoredTyped", func(t *testing.T) {
 		_, tbl := s.newTable(t)
-		tt, ok := tbl.(store.TypedTable)
+		tt, ok := driver.Typed(tbl)
 		if !ok {
 			t.Skip("the table has no typed lane (store.TypedTable)")
 		}

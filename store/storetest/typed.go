@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // The typed lane's queries (store.TypedTable.QueryInto) are held to
@@ -14,15 +15,15 @@ import (
 // error.
 
 // scanTyped reads every page of q through QueryInto, each entity built by
-// a store.EntityBuilder, and returns the entities and the page count.
+// a driver.EntityBuilder, and returns the entities and the page count.
 func scanTyped(t testing.TB, tt store.TypedTable, q store.Query, limit int) ([]store.Entity, int) {
 	t.Helper()
 	var all []store.Entity
 	pages := 0
 	for {
-		var built []*store.EntityBuilder
+		var built []*driver.EntityBuilder
 		cont, n, err := tt.QueryInto(t.Context(), q, func() store.EntityReader {
-			b := new(store.EntityBuilder)
+			b := new(driver.EntityBuilder)
 			built = append(built, b)
 			return b
 		})
@@ -53,7 +54,7 @@ func scanTyped(t testing.TB, tt store.TypedTable, q store.Query, limit int) ([]s
 // Query returned for q, when tbl has the lane.
 func sameTypedScan(t testing.TB, tbl store.Table, q store.Query, limit int, want []store.Entity) {
 	t.Helper()
-	tt, ok := tbl.(store.TypedTable)
+	tt, ok := driver.Typed(tbl)
 	if !ok {
 		return
 	}
@@ -99,14 +100,14 @@ func diffEntities(got, want []store.Entity) error {
 func refused(t testing.TB, tbl store.Table, q store.Query) error {
 	t.Helper()
 	_, err := tbl.Query(t.Context(), q)
-	tt, ok := tbl.(store.TypedTable)
+	tt, ok := driver.Typed(tbl)
 	if !ok {
 		return err
 	}
 	readers := 0
 	cont, n, terr := tt.QueryInto(t.Context(), q, func() store.EntityReader {
 		readers++
-		return new(store.EntityBuilder)
+		return new(driver.EntityBuilder)
 	})
 	switch {
 	case (err == nil) != (terr == nil):
@@ -125,7 +126,7 @@ func refused(t testing.TB, tbl store.Table, q store.Query) error {
 
 // failingReader fails on its first custom property.
 type failingReader struct {
-	store.EntityBuilder
+	driver.EntityBuilder
 	err error
 }
 
@@ -137,7 +138,7 @@ func (r *failingReader) SetInt32(string, int32) error { return r.err }
 func (s *suite) typedQueries(t *testing.T) {
 	s.run(t, "TokensInterchange", func(t *testing.T) {
 		_, tbl := s.newTable(t)
-		tt, ok := tbl.(store.TypedTable)
+		tt, ok := driver.Typed(tbl)
 		if !ok {
 			t.Skip("the table has no typed lane (store.TypedTable)")
 		}
@@ -145,9 +146,9 @@ func (s *suite) typedQueries(t *testing.T) {
 		q := store.Query{Filter: "N ge 0", Top: 100}
 		page, err := tbl.Query(t.Context(), q)
 		must(t, err, "Query")
-		var built []*store.EntityBuilder
+		var built []*driver.EntityBuilder
 		cont, n, err := tt.QueryInto(t.Context(), q, func() store.EntityReader {
-			built = append(built, new(store.EntityBuilder))
+			built = append(built, new(driver.EntityBuilder))
 			return built[len(built)-1]
 		})
 		must(t, err, "QueryInto")
@@ -169,7 +170,7 @@ func (s *suite) typedQueries(t *testing.T) {
 
 	s.run(t, "ReaderError_StopsThePage", func(t *testing.T) {
 		_, tbl := s.newTable(t)
-		tt, ok := tbl.(store.TypedTable)
+		tt, ok := driver.Typed(tbl)
 		if !ok {
 			t.Skip("the table has no typed lane (store.TypedTable)")
 		}

@@ -167,7 +167,7 @@ func TestSpansMetricsAndMeterAzurite(t *testing.T) {
 			direct[d.Name()]++
 		}
 		// azcore's HTTP span is below tablekit's request span (directly, or
-		// through a lost answer's read-back, store.Settle).
+		// through a lost answer's read-back, driver.Settle).
 		p, ok := byID[s.Parent().SpanID()]
 		for ok && !(p.InstrumentationScope().Name == tkotel.ScopeName && p.SpanKind() == trace.SpanKindClient) {
 			p, ok = byID[p.Parent().SpanID()]
@@ -199,8 +199,8 @@ func TestSpansMetricsAndMeterAzurite(t *testing.T) {
 	if reqAttr != requests {
 		t.Errorf("request spans count %d requests, the transport %d", reqAttr, requests)
 	}
-	if n := len(spansNamed(spans, "store.Settle")); n != 1 {
-		t.Errorf("%d store.Settle spans, want 1", n)
+	if n := len(spansNamed(spans, "driver.Settle")); n != 1 {
+		t.Errorf("%d driver.Settle spans, want 1", n)
 	}
 	if n := len(spansNamed(spans, "Table.Query "+name)); n != 3 {
 		t.Errorf("%d page spans, want 3", n)

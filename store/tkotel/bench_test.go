@@ -20,6 +20,7 @@ import (
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/meter"
 	"github.com/tablekit/tablekit/store/tkotel"
 )
@@ -215,7 +216,7 @@ func BenchmarkSeamOff(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		_, fin := store.Observe(ctx, tbl, store.Operation{Name: "mapper.Insert", Table: tbl.Name()})
-		store.ReportTryErr(ctx, nil)
+		driver.ReportTryErr(ctx, nil)
 		fin.Finish(nil, 0)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/intercept"
 )
 
@@ -181,7 +182,7 @@ func (in *Instrumentation) Table(t store.Table) store.Table {
 }
 
 // call is what Hook keeps of one call, in one allocation: the tries the
-// backend reports (call is the call's store.TryObserver), room for the
+// backend reports (call is the call's driver.TryObserver), room for the
 // span's closing attributes, and the context the call runs in, which marks
 // it as one of in's requests (see inRequest).
 type call struct {
@@ -201,7 +202,7 @@ func (c *call) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-func (c *call) ObserveTry(tr store.Try) {
+func (c *call) ObserveTry(tr driver.Try) {
 	c.n.Add(1)
 	c.status.Store(int64(tr.Status))
 	switch tr.Status {
@@ -228,13 +229,13 @@ func (in *Instrumentation) Hook(ctx context.Context, c intercept.Call, do func(c
 	start := time.Now()
 	ctx, span := in.tracer.Start(ctx, info.spanName, info.startOpts...)
 	cl := &call{Context: ctx, in: in}
-	err := do(store.WithTryObserver(store.WithObserver(cl, in), cl))
+	err := do(driver.WithTryObserver(store.WithObserver(cl, in), cl))
 	elapsed := time.Since(start)
 
 	if cl.n.Load() == 0 {
 		// The backend reported no try: one, unless nothing was sent.
-		if s, sent := store.TryStatus(err); sent {
-			cl.ObserveTry(store.Try{Status: s})
+		if s, sent := driver.TryStatus(err); sent {
+			cl.ObserveTry(driver.Try{Status: s})
 		}
 	}
 	n, throttled, lost := cl.n.Load(), cl.throttled.Load(), cl.noAnswer.Load()

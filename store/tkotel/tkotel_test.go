@@ -20,6 +20,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 	"github.com/tablekit/tablekit/store/meter"
 	"github.com/tablekit/tablekit/store/tkotel"
 )
@@ -314,13 +315,13 @@ func TestSpansMetricsAndMeterMemstore(t *testing.T) {
 		t.Errorf("upsert retries %d, want 1", v.AsInt64())
 	}
 	// Lost answers are settled inside memstore, under the request.
-	settles := spansNamed(spans, "store.Settle")
+	settles := spansNamed(spans, "driver.Settle")
 	if len(settles) != 2 {
-		t.Errorf("%d store.Settle spans, want 2", len(settles))
+		t.Errorf("%d driver.Settle spans, want 2", len(settles))
 	}
 	for _, s := range settles {
 		if p := parent(s); p != "Table.Insert "+table {
-			t.Errorf("store.Settle's parent is %q", p)
+			t.Errorf("driver.Settle's parent is %q", p)
 		}
 	}
 	// No span carries an error message: only codes.
@@ -362,7 +363,7 @@ func TestSpansMetricsAndMeterMemstore(t *testing.T) {
 func TestKeepsCapabilities(t *testing.T) {
 	k := newKit(t)
 	st := k.in.Store(memstore.New())
-	if _, ok := st.Table("Things").(store.TypedTable); !ok {
+	if _, ok := driver.Typed(st.Table("Things")); !ok {
 		t.Error("the instrumented table lost the typed lane")
 	}
 	if _, ok := st.(store.ACLStore); !ok {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // CreateAppend implements store.Container with Create Append Blob. An
@@ -66,7 +67,7 @@ func conditions(ifMatch store.ETag, ifNoneMatchAny bool) (*blob.ModifiedAccessCo
 // AppendBlock implements store.Container with Append Block. The request
 // is never resent by the client's retry policy except when refused
 // outright (503, no connection); a lost answer is settled by
-// store.SettleAppend, which resends it only when it carries an append
+// driver.SettleAppend, which resends it only when it carries an append
 // position. A caller's context that ended leaves the outcome unknown.
 func (h *containerHandle) AppendBlock(ctx context.Context, name string, block []byte, opts *store.AppendOptions) (store.AppendResult, error) {
 	first, err := azbase.Begin(ctx)
@@ -76,7 +77,7 @@ func (h *containerHandle) AppendBlock(ctx context.Context, name string, block []
 	if err := h.ready(); err != nil {
 		return store.AppendResult{}, err
 	}
-	if err := store.ValidateAppend(name, block, opts); err != nil {
+	if err := driver.ValidateAppend(name, block, opts); err != nil {
 		return store.AppendResult{}, err
 	}
 	var o store.AppendOptions
@@ -94,7 +95,7 @@ func (h *containerHandle) AppendBlock(ctx context.Context, name string, block []
 	if err == nil || !errors.Is(err, store.ErrUnknownOutcome) || ctx.Err() != nil {
 		return res, err
 	}
-	return store.SettleAppend(ctx, h, name, block, o, err, once)
+	return driver.SettleAppend(ctx, h, name, block, o, err, once)
 }
 
 // appendOnce sends one Append Block request.
@@ -143,7 +144,7 @@ func (h *containerHandle) GetRange(ctx context.Context, name string, offset, cou
 	if err := h.ready(); err != nil {
 		return nil, store.BlobProps{}, err
 	}
-	if err := store.ValidateRange(name, offset, count); err != nil {
+	if err := driver.ValidateRange(name, offset, count); err != nil {
 		return nil, store.BlobProps{}, err
 	}
 	data, p, err := h.download(ctx, name, blob.HTTPRange{Offset: offset, Count: count})
@@ -151,7 +152,7 @@ func (h *containerHandle) GetRange(ctx context.Context, name string, offset, cou
 		return nil, store.BlobProps{}, err
 	}
 	if offset >= p.Size && (offset != 0 || count != 0) {
-		return nil, store.BlobProps{}, store.RangeNotSatisfiable(h.name, name, offset, p.Size)
+		return nil, store.BlobProps{}, driver.RangeNotSatisfiable(h.name, name, offset, p.Size)
 	}
 	return data, p, nil
 }

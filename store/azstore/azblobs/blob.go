@@ -14,6 +14,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // containerHandle is one blob container; it implements store.Container.
@@ -157,7 +158,7 @@ func (h *containerHandle) List(ctx context.Context, opts store.BlobListOptions) 
 	if err := h.ready(); err != nil {
 		return store.BlobPage{}, err
 	}
-	size, err := store.ResolveBlobListSize(opts.MaxResults)
+	size, err := driver.ResolveBlobListSize(opts.MaxResults)
 	if err != nil {
 		return store.BlobPage{}, err
 	}

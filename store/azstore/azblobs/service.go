@@ -12,7 +12,7 @@
 // of the service's ETag headers, so a listed ETag equals Put's and serves
 // as If-Match. Writes that may have been applied are never resent unless
 // they are unconditional puts or creates, or appends with an append
-// position, which store.SettleAppend settles by reading the blob back (see
+// position, which driver.SettleAppend settles by reading the blob back (see
 // docs/azure.md and docs/queues-blobs.md).
 package azblobs
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/azbase"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // queueHandle is one queue of the account; it implements store.Queue.
@@ -64,19 +65,19 @@ func (h *queueHandle) Delete(ctx context.Context) error {
 }
 
 // encodeBody checks a body and returns the message text it travels as
-// (store.EncodeMessageText: plain text as is, anything else as base64).
+// (driver.EncodeMessageText: plain text as is, anything else as base64).
 func encodeBody(body []byte) (string, error) {
-	if err := store.ValidateMessageBody(body); err != nil {
+	if err := driver.ValidateMessageBody(body); err != nil {
 		return "", err
 	}
-	return store.EncodeMessageText(body), nil
+	return driver.EncodeMessageText(body), nil
 }
 
 func decodeBody(text *string) []byte {
 	if text == nil {
 		return []byte{}
 	}
-	return store.DecodeMessageText(*text)
+	return driver.DecodeMessageText(*text)
 }
 
 func seconds(d time.Duration) *int32 { return to.Ptr(int32(d / time.Second)) }
@@ -95,7 +96,7 @@ func (h *queueHandle) Put(ctx context.Context, body []byte, opts *store.PutOptio
 	if err != nil {
 		return store.Message{}, err
 	}
-	delay, ttl, err := store.ResolvePut(opts)
+	delay, ttl, err := driver.ResolvePut(opts)
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -126,10 +127,10 @@ func (h *queueHandle) Get(ctx context.Context, n int, visibility time.Duration) 
 	if err := h.ready(); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateMessageCount("Get", n); err != nil {
+	if err := driver.ValidateMessageCount("Get", n); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateVisibility("visibility timeout", visibility, store.MinGetVisibility); err != nil {
+	if err := driver.ValidateVisibility("visibility timeout", visibility, store.MinGetVisibility); err != nil {
 		return nil, err
 	}
 	resp, err := h.client.DequeueMessages(azbase.Once(ctx, h.svc.writeRetry), &azqueue.DequeueMessagesOptions{
@@ -162,7 +163,7 @@ func (h *queueHandle) Peek(ctx context.Context, n int) ([]store.Message, error) 
 	if err := h.ready(); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateMessageCount("Peek", n); err != nil {
+	if err := driver.ValidateMessageCount("Peek", n); err != nil {
 		return nil, err
 	}
 	resp, err := h.client.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(n))})
@@ -193,7 +194,7 @@ func (h *queueHandle) Update(ctx context.Context, id, popReceipt string, body []
 	if err := h.ready(); err != nil {
 		return store.Message{}, err
 	}
-	if err := store.ValidateVisibility("visibility timeout", visibility, 0); err != nil {
+	if err := driver.ValidateVisibility("visibility timeout", visibility, 0); err != nil {
 		return store.Message{}, err
 	}
 	o := &azqueue.UpdateMessageOptions{VisibilityTimeout: seconds(visibility)}

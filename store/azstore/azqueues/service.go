@@ -10,7 +10,7 @@
 // Queue bodies travel as the service's XML message text: a body that is
 // valid UTF-8 without control characters (other than tab and LF) goes as
 // is; any other goes as base64 with a marker and is decoded on receipt
-// (store.EncodeMessageText), so bodies round-trip byte for byte, as on
+// (driver.EncodeMessageText), so bodies round-trip byte for byte, as on
 // memstore. Writes that may have been applied are never resent (see
 // docs/azure.md).
 package azqueues

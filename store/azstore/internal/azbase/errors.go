@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // Sanitized wraps an SDK or transport error: errors.As still reaches the
@@ -196,7 +197,7 @@ func serviceErr(re *azcore.ResponseError, what string, write bool) *store.Error 
 	if msg != "" {
 		text += ": " + msg
 	}
-	unknown := write && store.AmbiguousStatus(re.StatusCode)
+	unknown := write && driver.AmbiguousStatus(re.StatusCode)
 	if unknown {
 		text += " (it may have been applied)"
 	}

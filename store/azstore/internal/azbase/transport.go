@@ -17,8 +17,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
-	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/internal/h1"
+	"github.com/tablekit/tablekit/store/driver"
 )
 
 // attempt records what happened to the requests of one call: whether any
@@ -99,7 +99,7 @@ func (t Transport) Do(req *http.Request) (*http.Response, error) {
 	} else {
 		resp, err = t.Next.Do(withHooks(req, a, body))
 	}
-	if a != nil && ((err != nil && a.connected.Load()) || (resp != nil && store.AmbiguousStatus(resp.StatusCode))) {
+	if a != nil && ((err != nil && a.connected.Load()) || (resp != nil && driver.AmbiguousStatus(resp.StatusCode))) {
 		a.ambiguous.Store(true)
 	}
 	if err != nil {
