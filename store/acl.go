@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Limits of a table's stored access policies.
@@ -68,60 +66,4 @@ type ACLStore interface {
 	// ids: at most MaxAccessPolicies, each id at most
 	// MaxAccessPolicyIDLength characters; nil removes them all.
 	SetAccessPolicy(ctx context.Context, table string, ids []SignedIdentifier) error
-}
-
-// ValidateAccessPolicies checks a table's stored access policies as the
-// service does: at most 5, ids of 1 to 64 characters and unique,
-// permissions among r, a, u and d, and an expiry after the start. It
-// returns a copy whose permissions are in the service's order ("raud").
-func ValidateAccessPolicies(ids []SignedIdentifier) ([]SignedIdentifier, error) {
-	if len(ids) > MaxAccessPolicies {
-		return nil, invalid("%d stored access policies: a table holds at most %d", len(ids), MaxAccessPolicies)
-	}
-	out := make([]SignedIdentifier, len(ids))
-	for i, id := range ids {
-		n := utf8.RuneCountInString(id.ID)
-		if n == 0 || n > MaxAccessPolicyIDLength {
-			return nil, invalid("stored access policy %d: id %s is %d characters long: the length must be 1 to %d", i, quoteTrunc(id.ID), n, MaxAccessPolicyIDLength)
-		}
-		for j := range i {
-			if ids[j].ID == id.ID {
-				return nil, invalid("stored access policy id %q appears twice", id.ID)
-			}
-		}
-		perm, err := NormalizeTablePermission(id.Policy.Permission)
-		if err != nil {
-			return nil, invalid("stored access policy %q: %s", id.ID, err.(*Error).Message)
-		}
-		p := id.Policy
-		if !p.Start.IsZero() && !p.Expiry.IsZero() && !p.Expiry.After(p.Start) {
-			return nil, invalid("stored access policy %q: expiry %s is not after start %s", id.ID,
-				p.Expiry.UTC().Format(time.RFC3339), p.Start.UTC().Format(time.RFC3339))
-		}
-		p.Permission = perm
-		out[i] = SignedIdentifier{ID: id.ID, Policy: p}
-	}
-	return out, nil
-}
-
-// NormalizeTablePermission checks the permission letters of a table SAS or
-// stored access policy (r query, a add, u update, d delete) and returns
-// them in the service's order, "raud". An unknown letter is refused,
-// named.
-func NormalizeTablePermission(s string) (string, error) {
-	var has [4]bool
-	for i, c := range s {
-		j := strings.IndexRune("raud", c)
-		if j < 0 {
-			return "", invalid("permission %q: letter %q at offset %d is not one of r (query), a (add), u (update), d (delete)", s, c, i)
-		}
-		has[j] = true
-	}
-	b := make([]byte, 0, 4)
-	for j, ok := range has {
-		if ok {
-			b = append(b, "raud"[j])
-		}
-	}
-	return string(b), nil
 }

@@ -65,7 +65,7 @@ type AppendOptions struct {
 	// long (x-ms-blob-condition-appendpos); otherwise 412
 	// AppendPositionConditionNotMet. It also makes the append safe to
 	// resend after a lost answer: the backends then resend it and read the
-	// blob back to tell whether the first attempt landed (see
+	// blob back to tell whether the first attempt landed (store/driver's
 	// SettleAppend). Without it a lost answer stays unknown.
 	AppendPosition *int64
 	// MaxSize appends only when the blob, block included, stays within

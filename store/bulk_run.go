@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,16 +162,32 @@ func (r *bulkRun) runBatch(ctx context.Context, idx []int) {
 // after it was sent.
 const resolveTimeout = 10 * time.Second
 
-// settleDetached resolves a transaction after its context ended.
+// settleDetached resolves a transaction after its context ended: a
+// read-back (Resolve) on a context of its own decides it applied (the
+// results read back), not applied (it failed because the context ended),
+// or leaves it unknown, cause then saying why the read-back did not
+// decide.
 func (r *bulkRun) settleDetached(ctx context.Context, acts []Action, cause error) ([]ActionResult, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
 	defer cancel()
-	results, err := Settle(rctx, r.table, acts, cause)
-	if err != nil && !errors.Is(err, ErrUnknownOutcome) {
-		// Not applied: it failed because the context ended.
+	res, results, err := Resolve(rctx, r.table, acts)
+	switch res {
+	case Applied:
+		return results, nil
+	case NotApplied:
 		return nil, context.Cause(ctx)
 	}
-	return results, err
+	why := "a read-back could not tell whether it was applied (the rows changed since)"
+	if err != nil {
+		why = fmt.Sprintf("the read-back failed (%v)", err)
+	}
+	var se *Error
+	if !errors.As(cause, &se) {
+		return nil, cause
+	}
+	c := *se
+	c.Message = strings.TrimPrefix(c.Message+"; "+why, "; ")
+	return nil, &c
 }
 
 // gather returns the actions at input positions idx.

@@ -236,14 +236,6 @@ func (e *Error) transient() bool {
 	return false
 }
 
-// AmbiguousStatus reports whether a service answer with this HTTP status
-// leaves a write's outcome unknown: 500 (InternalError, OperationTimedOut),
-// 502 and 504 may come after the write was applied. A 503 ServerBusy comes
-// before any work, and a 4xx is a refusal.
-func AmbiguousStatus(status int) bool {
-	return status == 500 || status == 502 || status == 504
-}
-
 // Errorf builds an *Error with the given code and status, outside any
 // transaction (Index -1).
 func Errorf(code string, status int, format string, args ...any) *Error {

@@ -149,7 +149,7 @@ type Container interface {
 	// AppendPositionConditionNotMet, MaxBlobSizeConditionNotMet or
 	// ConditionNotMet (412). An append is not idempotent: after a lost
 	// answer it is resent only when it has an AppendPosition, and then
-	// settled by reading the blob back (SettleAppend).
+	// settled by reading the blob back (store/driver's SettleAppend).
 	AppendBlock(ctx context.Context, name string, block []byte, opts *AppendOptions) (AppendResult, error)
 	// GetRange reads count bytes of a blob from offset, fewer when the
 	// blob ends first; count 0 reads to the end. An offset at or past the

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -202,63 +201,6 @@ func SameValue(a, b any) bool {
 		return a == b
 	}
 	return false
-}
-
-// Settle turns the unknown outcome of a write into what a read-back
-// shows: on Applied it returns the results read back and no error; on
-// NotApplied it returns cause marked as not applied (it then matches
-// ErrTransient, not ErrUnknownOutcome); otherwise cause unchanged, its
-// message extended with why the read-back did not decide. Backends call it
-// for every write whose answer was lost.
-func Settle(ctx context.Context, t Table, actions []Action, cause error) (results []ActionResult, err error) {
-	ctx, fin := Observe(ctx, t, Operation{Name: "store.Settle", Table: nameOf(t), Batch: len(actions)})
-	defer func() { fin.Finish(err, 0) }()
-	return settle(ctx, t, actions, cause)
-}
-
-func settle(ctx context.Context, t Table, actions []Action, cause error) ([]ActionResult, error) {
-	res, results, err := Resolve(ctx, t, actions)
-	switch res {
-	case Applied:
-		return results, nil
-	case NotApplied:
-		return nil, markResolved(cause, "a read-back shows it was not applied: sending it again is safe")
-	}
-	why := "a read-back could not tell whether it was applied (the rows changed since)"
-	if err != nil {
-		why = fmt.Sprintf("the read-back failed (%v)", err)
-	}
-	return nil, annotate(cause, why)
-}
-
-// markResolved returns a copy of cause with Unknown cleared and a note.
-func markResolved(cause error, note string) error {
-	var se *Error
-	if !errors.As(cause, &se) {
-		return cause
-	}
-	c := *se
-	c.Unknown = false
-	c.Message = joinMessage(c.Message, note)
-	return &c
-}
-
-// annotate returns a copy of cause with a note added to its message.
-func annotate(cause error, note string) error {
-	var se *Error
-	if !errors.As(cause, &se) {
-		return cause
-	}
-	c := *se
-	c.Message = joinMessage(c.Message, note)
-	return &c
-}
-
-func joinMessage(msg, note string) string {
-	if msg == "" {
-		return note
-	}
-	return msg + "; " + note
 }
 
 // Idempotent reports whether sending the actions twice has the effect of

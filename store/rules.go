@@ -156,41 +156,6 @@ const TimestampProperty = "Timestamp"
 // and ignores: TimestampProperty.
 func IgnoredOnWrite(name string) bool { return name == TimestampProperty }
 
-// WithoutIgnored returns props without the properties the service ignores
-// on a write (IgnoredOnWrite): props itself when it has none, else a copy.
-func WithoutIgnored(props map[string]any) map[string]any {
-	if _, ok := props[TimestampProperty]; !ok {
-		return props
-	}
-	c := make(map[string]any, len(props)-1)
-	for k, v := range props {
-		if !IgnoredOnWrite(k) {
-			c[k] = v
-		}
-	}
-	return c
-}
-
-// WithoutIgnoredActions returns actions with WithoutIgnored applied to
-// each one's Entity.Properties: actions itself when none has such a
-// property, else a copy (the callers' maps are never changed).
-func WithoutIgnoredActions(actions []Action) []Action {
-	var out []Action
-	for i := range actions {
-		if _, ok := actions[i].Entity.Properties[TimestampProperty]; !ok {
-			continue
-		}
-		if out == nil {
-			out = append([]Action(nil), actions...)
-		}
-		out[i].Entity.Properties = WithoutIgnored(out[i].Entity.Properties)
-	}
-	if out == nil {
-		return actions
-	}
-	return out
-}
-
 // reserved names a custom property may not take.
 func reservedName(name string) bool {
 	switch name {
@@ -361,55 +326,12 @@ func ValidateETag(t ETag) error {
 	return nil
 }
 
-// FilterBytes is the length of a $filter as it travels in the URL:
-// percent-encoded, a space as "+".
-func FilterBytes(filter string) int {
-	n := 0
-	for i := 0; i < len(filter); i++ {
-		c := filter[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
-			c == '-', c == '_', c == '.', c == '~', c == ' ':
-			n++
-		default:
-			n += 3
-		}
-	}
-	return n
-}
-
-// ValidateFilterLength checks that a $filter fits MaxFilterBytes once
-// percent-encoded.
-func ValidateFilterLength(filter string) error {
-	if n := FilterBytes(filter); n > MaxFilterBytes {
-		return invalid("$filter is %d bytes long percent-encoded (%d characters): the limit is %d bytes, so that the request line fits the service's 16 KiB header limit",
-			n, utf8.RuneCountInString(filter), MaxFilterBytes)
-	}
-	return nil
-}
-
 // ValidateTop checks a $top value: 0 (no cap) or 1 to 1,000.
 func ValidateTop(top int) error {
 	if top < 0 || top > MaxPageSize {
 		return invalid("$top %d is out of range: it must be 1 to %d", top, MaxPageSize)
 	}
 	return nil
-}
-
-// ValidateGet checks a point read: its keys and, when opts is given, its
-// $select. It returns the projection (nil for the whole entity). Every
-// backend calls it before reading.
-func ValidateGet(pk, rk string, opts *GetOptions) ([]string, error) {
-	if err := ValidateKeys(pk, rk); err != nil {
-		return nil, err
-	}
-	if opts == nil {
-		return nil, nil
-	}
-	if err := ValidateSelect(opts.Select); err != nil {
-		return nil, err
-	}
-	return opts.Select, nil
 }
 
 // ValidateSelect checks the property names of a $select.

@@ -232,20 +232,6 @@ func TestTypeOfAndGUID(t *testing.T) {
 	}
 }
 
-func TestValidateGet(t *testing.T) {
-	sel, err := ValidateGet("p", "r", &GetOptions{Select: []string{"A", "B"}})
-	if err != nil || len(sel) != 2 {
-		t.Fatalf("ValidateGet with a valid projection: %v %v", sel, err)
-	}
-	if sel, err := ValidateGet("p", "r", nil); err != nil || sel != nil {
-		t.Fatalf("ValidateGet without options: %v %v", sel, err)
-	}
-	_, err = ValidateGet("p/", "r", nil)
-	wantCode(t, "bad key", err, CodeOutOfRangeInput, 400)
-	_, err = ValidateGet("p", "r", &GetOptions{Select: []string{"1A"}})
-	wantCode(t, "bad select", err, CodePropertyNameInvalid, 400)
-}
-
 // TestJSONStringLenBoundsEveryEncoding proves the size estimate is never
 // below what a string takes in a body: as encoding/json writes it (the SDK
 // re-encodes bodies with it, escaping <, > and &) and in the all-ASCII form

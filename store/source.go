@@ -103,8 +103,9 @@ type PropertySource interface {
 // TypedTable is implemented by a backend's Table that takes writes from a
 // PropertySource and reads into an EntityReader without a map[string]any
 // in between. Its Transact accepts actions whose Source is set. memstore
-// and azstore implement it; the mapper uses it when the table has it and
-// falls back to Entity values otherwise.
+// and azstore implement it; the mapper uses it when the table has it
+// (store/driver's Typed is the one probe) and falls back to Entity values
+// otherwise.
 type TypedTable interface {
 	Table
 	// Write applies one write outside a transaction, as Insert, Update,
@@ -173,83 +174,6 @@ func ReadValue(r EntityReader, name string, v any) error {
 	}
 	return nil
 }
-
-// ReadEntity hands e to r: keys, Timestamp and ETag (when set), then its
-// properties.
-func ReadEntity(e *Entity, r EntityReader) error {
-	if err := r.SetPartitionKey(e.PartitionKey); err != nil {
-		return err
-	}
-	if err := r.SetRowKey(e.RowKey); err != nil {
-		return err
-	}
-	if !e.Timestamp.IsZero() {
-		if err := r.SetTimestamp(e.Timestamp); err != nil {
-			return err
-		}
-	}
-	if e.ETag != "" {
-		if err := r.SetETag(e.ETag); err != nil {
-			return err
-		}
-	}
-	for k, v := range e.Properties {
-		if err := ReadValue(r, k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// EntityBuilder is an EntityReader that builds an Entity: a reader for
-// callers that want the map after all.
-type EntityBuilder struct {
-	Entity Entity
-}
-
-func (b *EntityBuilder) set(name string, v any) error {
-	if b.Entity.Properties == nil {
-		b.Entity.Properties = make(map[string]any, 8)
-	}
-	b.Entity.Properties[string([]byte(name))] = v
-	return nil
-}
-
-// SetPartitionKey implements EntityReader.
-func (b *EntityBuilder) SetPartitionKey(pk string) error { b.Entity.PartitionKey = pk; return nil }
-
-// SetRowKey implements EntityReader.
-func (b *EntityBuilder) SetRowKey(rk string) error { b.Entity.RowKey = rk; return nil }
-
-// SetTimestamp implements EntityReader.
-func (b *EntityBuilder) SetTimestamp(t time.Time) error { b.Entity.Timestamp = t; return nil }
-
-// SetETag implements EntityReader.
-func (b *EntityBuilder) SetETag(etag ETag) error { b.Entity.ETag = etag; return nil }
-
-// SetString implements EntityReader.
-func (b *EntityBuilder) SetString(name, v string) error { return b.set(name, v) }
-
-// SetBinary implements EntityReader.
-func (b *EntityBuilder) SetBinary(name string, v []byte) error { return b.set(name, v) }
-
-// SetBool implements EntityReader.
-func (b *EntityBuilder) SetBool(name string, v bool) error { return b.set(name, v) }
-
-// SetInt32 implements EntityReader.
-func (b *EntityBuilder) SetInt32(name string, v int32) error { return b.set(name, v) }
-
-// SetInt64 implements EntityReader.
-func (b *EntityBuilder) SetInt64(name string, v int64) error { return b.set(name, v) }
-
-// SetDouble implements EntityReader.
-func (b *EntityBuilder) SetDouble(name string, v float64) error { return b.set(name, v) }
-
-// SetTime implements EntityReader.
-func (b *EntityBuilder) SetTime(name string, v time.Time) error { return b.set(name, v) }
-
-// SetGUID implements EntityReader.
-func (b *EntityBuilder) SetGUID(name string, v GUID) error { return b.set(name, v) }
 
 // WriteSource writes the properties of src, for the entity with keys pk
 // and rk, to w (nil to check only), enforcing the rules ValidateEntity

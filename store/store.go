@@ -1,11 +1,16 @@
 // Package store is tablekit's contract for Azure Table storage: the entity
 // model, the closed set of property types, the Store interfaces a backend
-// implements, the service's error codes, and the service's rules, enforced
-// in one place so that every backend refuses the same input the same way.
+// implements, the service's error codes and limits, and the service's rules
+// of keys, names, values, entities and transactions, enforced in one place
+// so that every backend, and the bulk writer before it sends, refuses the
+// same input the same way.
 //
 // Two backends implement it: memstore, the in-memory reference engine, and
 // store/azstore, the Azure backend built on the official SDK. The
-// conformance suite in store/storetest proves both behave alike.
+// conformance suite in store/storetest proves both behave alike. What only
+// a backend or a wrapper needs (the rules of requests, the settling of
+// lost answers, continuation tokens, the probe of the typed lane) is in
+// store/driver, which imports store; store never imports it.
 package store
 
 import (

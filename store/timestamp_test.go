@@ -46,17 +46,6 @@ func TestTimestampPropertyIsAcceptedAndDropped(t *testing.T) {
 	if err := ValidateEntity(&full); err != nil {
 		t.Errorf("252 properties and a Timestamp: %v", err)
 	}
-	if got := WithoutIgnored(e.Properties); len(got) != 1 || got["A"] != int32(1) || len(e.Properties) != 2 {
-		t.Errorf("WithoutIgnored = %v (input now %v)", got, e.Properties)
-	}
-	acts := []Action{{Kind: ActionInsert, Entity: plain}, {Kind: ActionInsert, Entity: e}}
-	out := WithoutIgnoredActions(acts)
-	if &out[0] == &acts[0] || len(out[1].Entity.Properties) != 1 || len(acts[1].Entity.Properties) != 2 {
-		t.Errorf("WithoutIgnoredActions: %v (input %v)", out, acts)
-	}
-	if got := WithoutIgnoredActions(acts[:1]); &got[0] != &acts[0] {
-		t.Error("WithoutIgnoredActions copied actions without a Timestamp")
-	}
 
 	// The typed lane: dropped, still held to the name order.
 	props, err := SourceProperties("p", "r", tsSource{"A", "Timestamp", "Z"}, false)
