@@ -79,6 +79,7 @@ var knownImports = map[string]string{
 	"store":      module + "/store",
 	"filter":     module + "/store/filter",
 	"storetest":  module + "/store/storetest",
+	"driver":     module + "/store/driver",
 	"azstore":    module + "/store/azstore",
 	"azblobs":    module + "/store/azstore/azblobs",
 	"azqueues":   module + "/store/azstore/azqueues",

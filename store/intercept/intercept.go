@@ -1,8 +1,8 @@
 // Package intercept routes every request of a store, table, queue or
 // container through a Hook, keeping every capability of what it wraps: a
 // wrapped table is a store.TypedTable exactly when the inner table is one,
-// so code that probes tbl.(store.TypedTable) takes the same lane through
-// the wrapper as without it, and the typed requests (Write, GetInto,
+// so code that probes the lane with driver.Typed takes the same lane
+// through the wrapper as without it, and the typed requests (Write, GetInto,
 // QueryInto) reach the hook like the others; a wrapped store is a
 // store.ACLStore exactly when the inner store is one.
 //

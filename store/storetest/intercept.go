@@ -14,7 +14,7 @@ import (
 // Hook: every request that does I/O passes through the hook, which
 // decides what happens to it. The wrapper keeps every capability of what
 // it wraps: a wrapped table is a store.TypedTable exactly when the inner
-// table is one, so code that probes tbl.(store.TypedTable) takes the same
+// table is one, so code that probes the lane (driver.Typed) takes the same
 // lane under the hook as in production, and the typed requests (Write,
 // GetInto, QueryInto) reach the hook like the others.
 //
