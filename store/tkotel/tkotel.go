@@ -98,6 +98,7 @@ type Instrumentation struct {
 	billed    metric.Int64Counter
 	bulkRows  metric.Int64Counter
 	bulkRate  metric.Float64Histogram
+	meter     metric.Meter
 	// queues keeps each queue's worker state for the observable gauges.
 	queues sync.Map // name -> *queueState
 	// ops keeps what the requests of an operation on a resource share.
@@ -118,6 +119,7 @@ func New(o Options) (*Instrumentation, error) {
 	}
 	in := &Instrumentation{tp: tp, tracer: tp.Tracer(ScopeName)}
 	m := mp.Meter(ScopeName)
+	in.meter = m
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	var err error
