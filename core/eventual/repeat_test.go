@@ -26,6 +26,7 @@ func TestRepeatAfterCrashKeepsTheCopy(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		for _, later := range []string{"update", "move"} {
 			t.Run(later, func(t *testing.T) {
+				t.Parallel() // tables and queues of their own: the two wait on the backend side by side
 				var points, held, ops, lost, duplicated int
 				for n := int64(1); ; n++ {
 					crashed := 0
@@ -71,7 +72,7 @@ func repeatAfterCrash(t *testing.T, e eventualtest.Env, later string, n int64, a
 	st := e.B.Store
 	cs := &eventualtest.CrashStore{Store: st}
 	src, dst, arch := e.B.NewTable(t, "rsrc"), e.B.NewTable(t, "rdst"), e.B.NewTable(t, "rarc")
-	o := opts(e, fmt.Sprintf("rep%d%v", n, after))
+	o := opts(e, fmt.Sprintf("rep%s%d%v", later, n, after))
 	o.Concurrency = 1
 	eng := eventualtest.NewEngine(t, cs, o)
 	const pk, rk = "Sales", "000123"
