@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,17 +176,7 @@ func (r *bulkRun) settleDetached(ctx context.Context, acts []Action, cause error
 	case NotApplied:
 		return nil, context.Cause(ctx)
 	}
-	why := "a read-back could not tell whether it was applied (the rows changed since)"
-	if err != nil {
-		why = fmt.Sprintf("the read-back failed (%v)", err)
-	}
-	var se *Error
-	if !errors.As(cause, &se) {
-		return nil, cause
-	}
-	c := *se
-	c.Message = strings.TrimPrefix(c.Message+"; "+why, "; ")
-	return nil, &c
+	return nil, Undecided(cause, err)
 }
 
 // gather returns the actions at input positions idx.

@@ -222,3 +222,26 @@ func Idempotent(actions []Action) bool {
 	}
 	return true
 }
+
+// Undecided returns cause, the error of a write whose outcome stays
+// unknown after Resolve, with its message saying why the read-back did not
+// decide: readErr when the read-back failed, or rows that changed since.
+// A cause that is not a *Error comes back unchanged. The backends' lost
+// answers (store/driver's Settle) and the bulk writer word it alike.
+func Undecided(cause, readErr error) error {
+	why := "a read-back could not tell whether it was applied (the rows changed since)"
+	if readErr != nil {
+		why = "the read-back failed (" + readErr.Error() + ")"
+	}
+	var se *Error
+	if !errors.As(cause, &se) {
+		return cause
+	}
+	c := *se
+	if c.Message == "" {
+		c.Message = why
+	} else {
+		c.Message += "; " + why
+	}
+	return &c
+}

@@ -43,11 +43,7 @@ func Settle(ctx context.Context, t store.Table, actions []store.Action, cause er
 	case store.NotApplied:
 		return nil, markResolved(cause, "a read-back shows it was not applied: sending it again is safe")
 	}
-	why := "a read-back could not tell whether it was applied (the rows changed since)"
-	if err != nil {
-		why = fmt.Sprintf("the read-back failed (%v)", err)
-	}
-	return nil, annotate(cause, why)
+	return nil, store.Undecided(cause, err)
 }
 
 // markResolved returns a copy of cause with Unknown cleared and a note.
