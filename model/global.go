@@ -113,29 +113,61 @@ func (m *Model[T]) judge(ctx context.Context, p claims.Place, o eventual.Ref) (f
 }
 
 // current reads entity src as stored: its row, and whether it still maps
-// to the copy at a of index f.
+// to the copy at a of index f (an entity in flight to src, a move's
+// reservation, by the state its marker holds).
 func (m *Model[T]) current(ctx context.Context, f *Feature[T], src eventual.Ref, a at) (row store.Entity, found, holds bool, err error) {
 	if src.RowKey == "" || src.Table == "" {
 		return row, false, false, nil
 	}
 	row, found, err = src.Read(ctx, m.st)
-	if err != nil || !found || reserved(&row) {
-		return row, found && !reserved(&row), false, err
+	if err != nil || !found {
+		return row, found, false, err
+	}
+	state := row
+	if reserved(&row) {
+		// A move's reservation is no entity (found is false), but while
+		// the marker at the source sends the entity to it, the entity is
+		// in flight and holds what the marker holds: an arrival claims
+		// the entity's values in the reservation's name, and a unique
+		// value stays the entity's throughout the move.
+		mk, in, err := m.arriving(ctx, &row, src)
+		if err != nil || !in {
+			return row, false, false, err
+		}
+		state, found = mk, false
 	}
 	id := idOf(src.RowKey)
 	if id == "" {
-		return row, true, false, nil
+		return row, found, false, nil
 	}
-	v, err := decodeProps[T](src.PartitionKey, id, own(row.Properties), row.ETag)
+	v, err := decodeProps[T](src.PartitionKey, id, own(state.Properties), state.ETag)
 	if err != nil {
-		return row, true, false, err
+		return row, found, false, err
 	}
 	val := f.value(v)
 	if val == "" {
-		return row, true, false, nil
+		return row, found, false, nil
 	}
 	now, err := m.globalAt(f, val, src.PartitionKey, id)
-	return row, true, err == nil && now == a, nil
+	return row, found, err == nil && now == a, nil
+}
+
+// arriving reads the marker of the entity in flight to reservation r at
+// dst: the marker, and whether it still sends the entity to dst (a
+// reservation whose source never committed, or whose entity arrived or
+// went elsewhere, has none).
+func (m *Model[T]) arriving(ctx context.Context, r *store.Entity, dst eventual.Ref) (store.Entity, bool, error) {
+	s, _ := r.Properties[MovingFromProperty].(string)
+	from, err := parseRef(s)
+	if err != nil {
+		return store.Entity{}, false, nil
+	}
+	mk, found, err := from.Read(ctx, m.st)
+	if err != nil || !found {
+		return mk, false, err
+	}
+	to, ok := movedTo(&mk)
+	return mk, ok && to == dst, nil
 }
 
 // heldClaim is a claim a write made: released (If-Match its ETag) if the
