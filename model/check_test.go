@@ -340,9 +340,9 @@ func TestCheckRefusesBadInput(t *testing.T) {
 // settled a Repair leaves the tables clean.
 func TestRepairRacesWriters(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
-		seeds := 24
+		seeds := 12
 		if !e.Fake() {
-			seeds = 3
+			seeds = 1
 		}
 		var lost, refused, writes, skipped, repairs, restamps int
 		for seed := range seeds {
