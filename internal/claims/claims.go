@@ -28,6 +28,18 @@
 // meanwhile would otherwise commit on a claim that was stamped over and
 // let go).
 //
+// A row only its owner can ever hold (model's non-unique global index
+// keys it by the entity) is no permission: no other entity claims it, and
+// its claim only makes the row exist, naming the owner and stamped, by
+// the time the write returns (so that a lookup finds the entity before
+// the copy is written), and turns a removal of an older copy of the owner
+// into a bare claim rather than a hole. Such a claim may be sent beside
+// the transaction instead of before it, as long as the writer waits for
+// it before it returns: whichever lands first, the row is there when both
+// did, since a removal of the owner's copy that runs between the
+// transaction and the stamp makes the stamp (If-Match) fail, and the
+// claim reads again and inserts the row.
+//
 // The stamp is what keeps a claim of a write in flight: only the copy of
 // that same write (the put step carrying its token) clears it; a copy
 // written from an earlier write of the entity keeps it, and a removal of
@@ -180,6 +192,12 @@ type Claim struct {
 	// Keep leaves a claim row this write inserted in place when the write
 	// fails (it expires).
 	Keep bool
+	// Blind sends the insert of the bare claim before reading the row:
+	// one request where the value is free (the usual case of a value the
+	// owner did not hold), one more (the read, then the judgement below)
+	// where a row is there. The outcome is the same either way: the
+	// service inserts only over no row.
+	Blind bool
 }
 
 // Claim reserves c's value for its owner before the entity write. A
@@ -196,6 +214,16 @@ func (r *Rules) Claim(ctx context.Context, c Claim) (Held, error) {
 		ClaimProperty: c.Token, ClaimedProperty: now, eventual.VersionProperty: int64(0)}}
 	r.StampOwner(want.Properties, c.Owner)
 	maps.Copy(want.Properties, c.Extra)
+	if c.Blind {
+		etag, err := tbl.Insert(ctx, want)
+		if err == nil {
+			return Held{Table: c.Table, PK: c.PK, RK: c.RK, ETag: etag, Release: !c.Keep}, nil
+		}
+		if !Retryable(err) {
+			return Held{}, r.claimErr(c, err)
+		}
+		// A row is there (or the answer was lost): read and judge it.
+	}
 	for range MaxRounds {
 		cur, err := tbl.Get(ctx, c.PK, c.RK, nil)
 		switch {
