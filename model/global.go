@@ -3,12 +3,14 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/claims"
+	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -186,8 +188,12 @@ type heldClaim = claims.Held
 // takes over the row of the entity in flight, and marks its claim with
 // prev so lookups find the entity in flight until it arrived; such a
 // claim is kept, not released, when the write fails.
-func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string, src eventual.Ref, token, prev string) (heldClaim, error) {
-	c := claims.Claim{Place: m.place(f, a, value), Owner: src, Token: token, Keep: prev != ""}
+//
+// blind inserts the bare claim before reading the row (one request where
+// the value is free): a write's claim of a value its entity did not hold,
+// where the row is seldom there.
+func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string, src eventual.Ref, token, prev string, blind bool) (heldClaim, error) {
+	c := claims.Claim{Place: m.place(f, a, value), Owner: src, Token: token, Keep: prev != "", Blind: blind}
 	if prev != "" {
 		c.Extra = map[string]any{PrevProperty: prev}
 	}
@@ -198,6 +204,119 @@ func (m *Model[T]) claim(ctx context.Context, f *Feature[T], a at, value string,
 // effort: a claim left behind expires, and Repair removes it).
 func (m *Model[T]) release(ctx context.Context, held []heldClaim) {
 	m.rules().Release(ctx, held)
+}
+
+// sideClaim is the claim of a value of a non-unique global index, sent
+// beside the write's transaction instead of before it. Its row is keyed
+// by the entity, so no other entity can take it, and the claim decides
+// nothing: it only has to be there when the write returns, naming the
+// entity (FindAll reads the entity through it before the copy is written)
+// and stamped (a removal of an older copy of the entity leaves a bare
+// claim, not a hole). internal/claims judges the row the same whichever
+// of the claim and the transaction lands first.
+type sideClaim struct {
+	c    claims.Claim
+	done chan struct{} // closed when the claim returned
+	held heldClaim
+	err  error
+	// crash is a panic of the claim's goroutine, raised again in the
+	// writer's (a process that dies sending the claim dies in its write).
+	crash any
+}
+
+// sideClaims are a write's claims sent beside its transaction, by place:
+// each is sent once per write, whatever attempt first needs it.
+type sideClaims map[at]*sideClaim
+
+// claimBeside starts the claim of value at a of index f for src on a
+// goroutine of its own, unless the write already sent it; settleSide
+// waits for it.
+func (m *Model[T]) claimBeside(ctx context.Context, w *txWrite, f *Feature[T], a at, value string, src eventual.Ref, token string) {
+	w.wanted[a] = true
+	if _, sent := w.side[a]; sent {
+		return
+	}
+	s := &sideClaim{c: claims.Claim{Place: m.place(f, a, value), Owner: src, Token: token, Blind: true}, done: make(chan struct{})}
+	w.side[a] = s
+	rules := m.rules()
+	go func() {
+		defer close(s.done)
+		defer func() {
+			if r := recover(); r != nil {
+				s.crash = r
+			}
+		}()
+		s.held, s.err = rules.Claim(ctx, s.c)
+	}()
+}
+
+// wait waits for every claim, and raises the panic of one that panicked.
+func (sc sideClaims) wait() {
+	var crash any
+	for _, s := range sc {
+		<-s.done
+		if crash == nil {
+			crash = s.crash
+		}
+	}
+	if crash != nil {
+		panic(crash)
+	}
+}
+
+// sideRetries bounds the claims made again after a transaction that
+// committed, when the one sent beside it failed; sideBackoff is the wait
+// before the first (doubled each time).
+const (
+	sideRetries = 3
+	sideBackoff = 10 * time.Millisecond
+)
+
+// settleSide waits for the write's side claims and finishes them by the
+// outcome of its transaction (err): committed, a claim the committed
+// attempt needed that failed is made again (a few times: the write is
+// done whatever happens, and without the row its lookups find the entity
+// once the worker wrote the copy), and a claim only an earlier attempt
+// needed is released; surely not committed, every claim is released;
+// unknown, every claim stays (the write may have applied).
+func (m *Model[T]) settleSide(ctx context.Context, w *txWrite, err error) {
+	if len(w.side) == 0 {
+		return
+	}
+	w.side.wait()
+	var drop []heldClaim
+	switch {
+	case err == nil:
+		for a, s := range w.side {
+			switch {
+			case !w.wanted[a]:
+				drop = append(drop, s.held)
+			case s.err != nil:
+				m.claimAgain(ctx, s.c)
+			}
+		}
+	case !errors.Is(err, store.ErrUnknownOutcome):
+		for _, s := range w.side {
+			drop = append(drop, s.held)
+		}
+	}
+	m.release(ctx, drop)
+	w.side = sideClaims{}
+}
+
+// claimAgain makes claim c again after its first sending failed, up to
+// sideRetries times.
+func (m *Model[T]) claimAgain(ctx context.Context, c claims.Claim) {
+	d := sideBackoff
+	for range sideRetries {
+		if wait.Sleep(ctx, d) != nil {
+			return
+		}
+		if _, err := m.rules().Claim(ctx, c); err == nil {
+			return
+		}
+		d *= 2
+	}
 }
 
 // runStep carries out one copy step under the guards.

@@ -139,6 +139,12 @@ type txWrite struct {
 	// entity stops naming (steps of its operation)
 	blobs     *blobWrite
 	blobSteps []eventual.Step
+	// side are the claims of the write's non-unique global values, sent
+	// beside its transaction (nil: every claim is made before it, as
+	// Repair and a move's arrival make them); wanted the places the
+	// current attempt claims.
+	side   sideClaims
+	wanted map[at]bool
 }
 
 // write plans and commits one write of entity (pk, id): props is the new
@@ -157,22 +163,29 @@ func (m *Model[T]) write(ctx context.Context, k writeKind, pk, id string, props 
 	if err := m.putBlobs(ctx, pk, id, blobs); err != nil {
 		return "", err
 	}
-	var w txWrite
-	res, err := m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
-		w.labels, w.blobs = map[string][2]string{}, blobs
+	// The claims of non-unique global values go beside the transaction
+	// (claimBeside): the write waits for them, even when it panics.
+	w := txWrite{side: sideClaims{}}
+	defer func() {
+		for _, s := range w.side {
+			<-s.done
+		}
+	}()
+	attempt := func(tx *eventual.Tx) error {
+		w.labels, w.blobs, w.wanted = map[string][2]string{}, blobs, map[at]bool{}
 		return m.plan(ctx, tx, &w, token, k, pk, id, ek, props, mode, ifMatch)
-	})
+	}
+	res, err := m.eng.Write(ctx, m.table, pk, attempt)
 	if k == wInsert && entityTaken(err) {
 		// The blind insert met a row at the entity's key: plan again
 		// from what is there (a duplicate, an entity moving, a stale
 		// reservation an insert may take).
+		m.settleSide(ctx, &w, err)
 		m.release(ctx, w.claims)
-		w = txWrite{read: true}
-		res, err = m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
-			w.labels, w.blobs = map[string][2]string{}, blobs
-			return m.plan(ctx, tx, &w, token, k, pk, id, ek, props, mode, ifMatch)
-		})
+		w = txWrite{read: true, side: sideClaims{}}
+		res, err = m.eng.Write(ctx, m.table, pk, attempt)
 	}
+	m.settleSide(ctx, &w, err)
 	if err != nil {
 		if !errors.Is(err, store.ErrUnknownOutcome) {
 			m.release(ctx, w.claims)
@@ -385,8 +398,15 @@ func (m *Model[T]) planGlobal(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 					return fmt.Errorf("model: index %s: value %q: the copy cannot be stored: %w", f.name, val, err)
 				}
 				puts = append(puts, m.newStep(f, actPut, c, token))
-				if was != is {
-					h, err := m.claim(ctx, f, is, val, src, token, w.prev)
+				switch {
+				case was == is:
+				case w.side != nil && !f.unique && w.prev == "":
+					m.claimBeside(ctx, w, f, is, val, src, token)
+				default:
+					// A unique value, whose claim decides whether the
+					// write may commit, or a claim of Repair or of a
+					// move's arrival: made before the transaction.
+					h, err := m.claim(ctx, f, is, val, src, token, w.prev, w.side != nil)
 					if err != nil {
 						return err
 					}
