@@ -187,10 +187,10 @@ func (m *Model[T]) Find(ctx context.Context, name, value string) (*T, error) {
 }
 
 // FindAll returns the entities holding value in global index name, as
-// stored now: every row of the value's partition (copies, and the
-// markers a write leaves before it commits) names an entity, each read
-// and kept only if it holds the value. One range query and one point read
-// per entity.
+// stored now: every row of the value's partition (copies, and the claim
+// a write sends beside its transaction and waits for before it returns)
+// names an entity, each read and kept only if it holds the value. One
+// range query and one point read per entity.
 func (m *Model[T]) FindAll(ctx context.Context, name, value string) ([]*T, error) {
 	f, err := m.index(name, true)
 	if err != nil {
