@@ -90,7 +90,7 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 		if s != me {
 			// No copy of this entity here: create none if the entity
 			// moved on (its later operation carries its state).
-			if moved, err := src.MovedPast(ctx, m.st, v); err != nil || moved {
+			if moved, err := eventual.MovedPast(ctx, m.st, src, v); err != nil || moved {
 				return err
 			}
 		}
@@ -124,7 +124,7 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 		if err == nil && s != me {
 			// The entity may have moved on between the check and the
 			// merge, its removal finding no copy: remove it then.
-			if moved, err := src.MovedPast(ctx, m.st, v); err != nil || !moved {
+			if moved, err := eventual.MovedPast(ctx, m.st, src, v); err != nil || !moved {
 				return err
 			}
 			return m.copyDel(ctx, f, a, src, v)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/core/eventual"
-	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
@@ -39,18 +38,13 @@ func VersionProperty(rel string) string { return VersionPrefix + rel }
 // data (one of the sources stops mapping to the target).
 var ErrOtherSource = errors.New("denorm: the target has another source")
 
-// Ref names a source entity: its keys in the source table.
-type Ref = partition.Ref
+// Ref names a source entity: its keys in the source table. It is
+// store.Key, tablekit's one key-pair type.
+type Ref = store.Key
 
-// Target names a target row. Table "" is the source's table.
-type Target struct {
-	Table, PartitionKey, RowKey string
-}
-
-// String formats the target for messages.
-func (t Target) String() string {
-	return fmt.Sprintf("%s (%q, %q)", t.Table, t.PartitionKey, t.RowKey)
-}
+// Target names a target row. Table "" is the source's table. It is
+// store.RowRef, tablekit's one table-qualified reference.
+type Target = store.RowRef
 
 // OtherSourceError reports a target that another source still maps to
 // under the same relation. Nothing was written for the target. Do not

@@ -11,10 +11,9 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// Key names one entity a list holds.
-type Key struct {
-	PartitionKey, RowKey string
-}
+// Key names one entity a list holds. It is store.Key, tablekit's one
+// key-pair type.
+type Key = store.Key
 
 // entry is one id of a list. version is the source version the entry was
 // written from (0 in a SamePartition list, which changes atomically with
