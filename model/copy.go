@@ -12,10 +12,15 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
+// copyPropPrefix starts the properties a copy keeps on its target beside
+// the copied ones.
+const copyPropPrefix = store.ReservedPrefix + "Dn_"
+
 // copyProps names the properties a copy keeps on its target beside the
-// copied ones: the source's version and keys.
+// copied ones: the source's version (TkDn_<name>_V) and keys
+// (TkDn_<name>_Src).
 func copyProps[T any](f *Feature[T]) (ver, src string) {
-	return "TkDn_" + f.name + "_V", "TkDn_" + f.name + "_Src"
+	return copyPropPrefix + f.name + "_V", copyPropPrefix + f.name + "_Src"
 }
 
 // srcString names a source on its target: keys cannot hold "/".

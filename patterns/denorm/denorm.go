@@ -15,21 +15,21 @@ import (
 
 // Properties a target row carries per relation, besides the copied ones.
 const (
-	// SourcePrefix + the relation's name holds the source the target's
-	// copy came from: keys.Join(PartitionKey, RowKey).
-	SourcePrefix = "TkDnSrc_"
-	// VersionPrefix + the relation's name holds the source version the
-	// copy was made from (or removed at).
-	VersionPrefix = "TkDnVer_"
+	// SourcePropertyPrefix + the relation's name holds the source the
+	// target's copy came from: keys.Join(PartitionKey, RowKey).
+	SourcePropertyPrefix = "TkDnSrc_"
+	// VersionPropertyPrefix + the relation's name holds the source
+	// version the copy was made from (or removed at).
+	VersionPropertyPrefix = "TkDnVer_"
 )
 
 // SourceProperty is the property of a target naming the source of
 // relation rel.
-func SourceProperty(rel string) string { return SourcePrefix + rel }
+func SourceProperty(rel string) string { return SourcePropertyPrefix + rel }
 
 // VersionProperty is the property of a target holding the source version
 // of relation rel.
-func VersionProperty(rel string) string { return VersionPrefix + rel }
+func VersionProperty(rel string) string { return VersionPropertyPrefix + rel }
 
 // ErrOtherSource matches an *OtherSourceError: a write (or a worker step)
 // that would give a target a second source under one relation. It is a
@@ -171,7 +171,7 @@ func New[S any](eng *eventual.Engine, table string, rels ...Rel[S]) (*Source[S],
 			if err := store.ValidatePropertyName(f.to); err != nil {
 				return nil, fmt.Errorf("denorm: relation %q: target property %q: %w", r.name, f.to, err)
 			}
-			if strings.HasPrefix(f.to, "Tk") {
+			if store.ReservedProperty(f.to) {
 				return nil, refuse("relation %q: target property %q starts with Tk, which tablekit keeps for its own properties", r.name, f.to)
 			}
 			if other, dup := written[f.to]; dup {

@@ -144,15 +144,15 @@ func (l Layout) resolve() (Layout, error) {
 const (
 	// countProp holds the number of ids (Int32), for people reading the
 	// table.
-	countProp = "N"
-	// linePrefix starts the names of the properties holding the lines:
-	// L000, L001, ... in order.
-	linePrefix = "L"
+	countProp = store.ReservedPrefix + "Count"
+	// linePropPrefix starts the names of the properties holding the lines:
+	// TkL000, TkL001, ... in order.
+	linePropPrefix = store.ReservedPrefix + "L"
 	// maxLineProps leaves the count its property.
 	maxLineProps = store.MaxCustomProperties - 1
 )
 
-func lineProp(i int) string { return fmt.Sprintf("%s%03d", linePrefix, i) }
+func lineProp(i int) string { return fmt.Sprintf("%s%03d", linePropPrefix, i) }
 
 // segment is one stored piece of a list: an index entity holding the ids
 // whose hash is at most bound (and above the previous segment's bound),
@@ -237,7 +237,7 @@ func buildEntity(pk, rk string, entries []entry, withPK bool, l Layout) (e store
 func decodeEntity(e store.Entity, withPK bool) ([]entry, error) {
 	names := make([]string, 0, len(e.Properties))
 	for name := range e.Properties {
-		if strings.HasPrefix(name, linePrefix) {
+		if strings.HasPrefix(name, linePropPrefix) {
 			names = append(names, name)
 		}
 	}
