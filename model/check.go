@@ -74,7 +74,7 @@ const (
 type Finding struct {
 	// Drift is what was found.
 	Drift Drift
-	// Feature is the index or CopyTo name, "log" for the log, "" for the
+	// Feature is the index, List or CopyTo name, "log" for the log, "" for the
 	// entity row itself.
 	Feature string
 	// Row is the row found wrong, or where the missing one belongs.
@@ -101,6 +101,7 @@ const (
 	inIndex
 	inCopy
 	inBlob
+	inList
 )
 
 func (f Finding) String() string {
@@ -568,7 +569,7 @@ func (w *walk[T]) partition(ctx context.Context, pk string, rows []store.Entity)
 			}
 		}
 	}
-	return nil
+	return w.checkLists(ctx, pk, rows)
 }
 
 // readPart reads what entity id has in partition pk as one consistent
@@ -981,6 +982,7 @@ var errNothing = errors.New("model: nothing to mend")
 // entity whose repair is unknown joins unknown.
 func (m *Model[T]) mend(ctx context.Context, todo []Finding, unknown map[eventual.Ref]bool) {
 	done := map[eventual.Ref]Outcome{}
+	listed := map[eventual.Ref]Outcome{} // list rows mended, whole
 	var errs = map[eventual.Ref]error{}
 	for i := range todo {
 		f := &todo[i]
@@ -1001,7 +1003,7 @@ func (m *Model[T]) mend(ctx context.Context, todo []Finding, unknown map[eventua
 		if f.scope == inPartition {
 			continue
 		}
-		if _, ok := done[f.Entity]; ok {
+		if _, ok := done[f.Entity]; ok && f.scope != inList {
 			// Written again just now: its copies are judged on the next walk.
 			f.Outcome = Skipped
 			continue
@@ -1012,10 +1014,19 @@ func (m *Model[T]) mend(ctx context.Context, todo []Finding, unknown map[eventua
 			err = m.mendIndex(ctx, f)
 		case inBlob:
 			err = fmt.Errorf("%w: Repair cannot restore a blob's bytes: write the value again", ErrBlobMissing)
+		case inList:
+			if listed[f.Row] != "" {
+				f.Outcome = listed[f.Row] // the row was written again just now
+				continue
+			}
+			err = m.mendList(ctx, f)
 		default:
 			err = m.mendCopy(ctx, f)
 		}
 		f.Outcome, f.Err = outcomeOf(err), err
+		if f.scope == inList {
+			listed[f.Row] = f.Outcome
+		}
 		if f.Outcome == Unknown {
 			unknown[f.Entity] = true
 		}
@@ -1164,6 +1175,11 @@ func (m *Model[T]) planRepair(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 		if err := tx.Insert("log", store.Entity{RowKey: lk, Properties: lp}); err != nil {
 			return err
 		}
+	}
+	// Lists: the entity joins those of its values (a list naming it
+	// under a value it no longer holds is a finding of its own).
+	if err := m.planLists(ctx, tx, pk, id, nil, now); err != nil {
+		return err
 	}
 	old := now
 	if bypassed {

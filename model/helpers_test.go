@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -48,9 +49,10 @@ const (
 	fLog     = "log"
 	fCopy    = "copy" // CopyTo("card"): Email and LastName onto a card row
 	fBlob    = "blob" // Blob("photo"): Photo in a blob
+	fList    = "list" // List("family"): the ids of a partition's entities by LastName
 )
 
-var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy, fBlob}
+var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy, fBlob, fList}
 
 // cardsTable is the table of the card rows of the fixture being built,
 // blobContainer the container of its photos.
@@ -76,6 +78,8 @@ func features(names []string) []model.Feature[Employee] {
 			out = append(out, model.CopyTo("card", cardsTable, cardOf, "Email", "LastName"))
 		case fBlob:
 			out = append(out, model.Blob("photo", blobContainer, func(e *Employee) *[]byte { return &e.Photo }))
+		case fList:
+			out = append(out, model.List("family", func(e *Employee) string { return e.LastName }))
 		}
 	}
 	return out
@@ -378,6 +382,8 @@ func (f *fixture) verify(t *testing.T) report {
 		}
 	}
 	found := map[[2]string]bool{}
+	k2 := func(pk, rk string) [2]string { return [2]string{pk, rk} }
+	lists := map[[2]string]*store.Entity{}
 	for _, row := range rows {
 		if row.RowKey == "" || strings.HasPrefix(row.RowKey, "\uFFFD") {
 			continue
@@ -386,6 +392,10 @@ func (f *fixture) verify(t *testing.T) report {
 		pp, _ := keys.Split(row.PartitionKey)
 		global := len(pp) == 3 && pp[0] == "x"
 		if !global && len(parts) > 0 && parts[0] == "e" {
+			continue
+		}
+		if !global && len(parts) == 3 && parts[0] == "n" {
+			lists[k2(row.PartitionKey, row.RowKey)] = &row
 			continue
 		}
 		if !global && len(parts) > 0 && parts[0] == "l" {
@@ -434,6 +444,9 @@ func (f *fixture) verify(t *testing.T) report {
 		if !found[k] {
 			r.lost = append(r.lost, fmt.Sprintf("%s copy of %s/%s missing", w.name, w.s.pk, w.s.id))
 		}
+	}
+	if f.has(fList) {
+		f.verifyLists(ents, lists, &r)
 	}
 	if f.has(fLog) {
 		for _, s := range ents {
@@ -503,6 +516,44 @@ func (f *fixture) verifyCards(t *testing.T, ents map[string]*stored, r *report) 
 			row.Properties["TkDn_card_V"] != s.v:
 			r.older = append(r.older, fmt.Sprintf("card of %s/%s: %v at v%v, entity %v %v at v%d", s.pk, s.id,
 				row.Properties["Email"], row.Properties["TkDn_card_V"], s.props["Email"], s.props["LastName"], s.v))
+		}
+	}
+}
+
+// verifyLists checks the list rows against the entities: each list row
+// of a partition names exactly the entities of the partition holding its
+// value, and no value held lacks its row.
+func (f *fixture) verifyLists(ents map[string]*stored, lists map[[2]string]*store.Entity, r *report) {
+	want := map[[2]string][]string{}
+	for _, s := range ents {
+		if s.emp.LastName != "" {
+			k := [2]string{s.pk, mustJoin("n", "family", s.emp.LastName)}
+			want[k] = append(want[k], s.id)
+		}
+	}
+	for k, ids := range want {
+		sort.Strings(ids)
+		row := lists[k]
+		var got []string
+		if row != nil {
+			if s, _ := row.Properties[model.ListProperty].(string); s != "" {
+				got = strings.Split(s, "\n")
+			}
+		}
+		for _, id := range ids {
+			if !slices.Contains(got, id) {
+				r.lost = append(r.lost, fmt.Sprintf("list family of %s/%s does not name it", k[0], id))
+			}
+		}
+		for _, id := range got {
+			if !slices.Contains(ids, id) {
+				r.duplicated = append(r.duplicated, fmt.Sprintf("list row (%q, %q) names %s, which does not hold its value", k[0], k[1], id))
+			}
+		}
+	}
+	for k, row := range lists {
+		if _, ok := want[k]; !ok {
+			r.duplicated = append(r.duplicated, fmt.Sprintf("list row (%q, %q) names %v; no entity holds its value", k[0], k[1], row.Properties[model.ListProperty]))
 		}
 	}
 }

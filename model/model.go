@@ -16,6 +16,7 @@
 //	unique index (partition)  Join("u", index, value)
 //	index (partition)         Join("i", index, value, id)
 //	change log                Join("l", id, inverted version)
+//	list (index entity)       Join("n", list, value)
 //	move receipt              Join("a", id, source, version)
 //
 // (during a Move the entity's own key holds the marker of the entity in
@@ -99,7 +100,7 @@ type Options struct {
 	BlobGrace time.Duration
 }
 
-// Feature is one thing a declaration adds to its type: an index, a log,
+// Feature is one thing a declaration adds to its type: an index, a list, a log,
 // a copy, a blob.
 type Feature[T any] struct {
 	kind   featureKind
@@ -123,6 +124,7 @@ const (
 	featLog
 	featCopy
 	featBlob
+	featList
 )
 
 // Unique declares a unique index within the entity's partition: two
@@ -185,6 +187,7 @@ type Model[T any] struct {
 	byName map[string]*Feature[T]
 	log    bool
 	blobs  []*Feature[T] // Blob features, in declaration order
+	lists  []*Feature[T] // List features, in declaration order
 	ids    *keys.IDGenerator
 }
 
@@ -254,6 +257,10 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 			m.specs = append(m.specs, &f)
 		case featBlob:
 			if err := m.addBlob(&f); err != nil {
+				return nil, err
+			}
+		case featList:
+			if err := m.addList(&f); err != nil {
 				return nil, err
 			}
 		case featIndex:

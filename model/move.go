@@ -222,6 +222,9 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 			}
 		}
 	}
+	if err := m.planLists(ctx, tx, pk, id, old, nil); err != nil {
+		return err
+	}
 	steps := []eventual.Step{m.moveStep(actMove, to.Table, store.Entity{PartitionKey: to.PartitionKey, RowKey: ek, Properties: withRefs(props, refs)})}
 	for i, lr := range logs {
 		if err := tx.Delete(fmt.Sprintf("log %d", i), lr.RowKey, store.ETagAny); err != nil {
@@ -497,6 +500,9 @@ func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string
 					return err
 				}
 			}
+		}
+		if err := m.planLists(ctx, tx, pk, id, nil, now); err != nil {
+			return err
 		}
 		return m.planGlobal(ctx, tx, &w, token, pk, id, ek, nil, now, props)
 	})

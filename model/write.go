@@ -342,6 +342,9 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 			return err
 		}
 	}
+	if err := m.planLists(ctx, tx, pk, id, old, now); err != nil {
+		return err
+	}
 	return m.planGlobal(ctx, tx, w, token, pk, id, ek, old, now, newProps)
 }
 

@@ -150,7 +150,7 @@ func (h head) actions(f Fence, v int64, w []byte, extra map[string]any, replace 
 	}
 	fa := store.Action{Kind: kind, Entity: h.entity(f.pk, v, w, extra), IfMatch: f.ETag}
 	if !f.Exists() {
-		fa = store.Action{Kind: store.ActionInsert, Entity: h.entity(f.pk, v, w, extra)}
+		fa.Kind, fa.IfMatch = store.ActionInsert, ""
 	}
 	if !h.fence() {
 		return []store.Action{fa}

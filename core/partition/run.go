@@ -28,6 +28,16 @@ type RunOptions struct {
 	// next attempt reads the head at once, without a pause: a remembered
 	// state saves a round trip and never makes a wrong write. nil reads.
 	Start *Fence
+	// Race, when set, is asked about each refusal of one of the caller's
+	// rows (err is the DuplicateError, ChangedError or RowError Commit
+	// returned, row its Row): true declares it a race, for a row that
+	// other writers change without moving this head (a row shared by
+	// many heads, written conditional on the ETag the attempt read).
+	// Run then retries it like a ConflictError: after Options.Backoff
+	// it reads again, the attempt counts toward Options.Attempts, and an
+	// AttemptsError whose last attempt lost such a race has Raced set.
+	// false, or a nil Race, returns the refusal as Commit reported it.
+	Race func(row Row, err error) bool
 }
 
 // AttemptsError reports a Run that used up Options.Attempts: each attempt
@@ -43,10 +53,15 @@ type AttemptsError struct {
 	// Attempts is how many attempts were made.
 	Attempts int
 	// Raced is set when the last attempt lost to another writer: a
-	// ConflictError, or a NotAppliedError whose next version another
-	// writer took (Overtaken).
+	// ConflictError, a NotAppliedError whose next version another
+	// writer took (Overtaken), or a refusal RunOptions.Race declared a
+	// race.
 	Raced bool
-	// Err is the last attempt's error.
+	// Err is the last attempt's error. For a refusal RunOptions.Race
+	// declared a race it is the row's *store.Error, named by its row, not
+	// the DuplicateError or ChangedError Commit returned: the Run lost a
+	// race, it did not meet a duplicate or a row the caller must read
+	// again.
 	Err error
 }
 
@@ -89,6 +104,8 @@ func (e *AttemptsError) Is(target error) bool { return target == ErrConflict && 
 //   - the outcome is unknown (the head could not tell): the
 //     *UnknownError, whose Resolve asks again; the write is never sent
 //     again;
+//   - a refusal of a row of yours that RunOptions.Race declares a race:
+//     as a ConflictError;
 //   - any other refusal (a DuplicateError, ChangedError or RowError of a
 //     row of yours, a bad transaction): returned as Commit reports it.
 //
@@ -127,7 +144,7 @@ func (p *Partition) Run(ctx context.Context, fn func(ctx context.Context, tx *Tx
 		same []store.ETag // the ETags the head held the same as, at prev's base
 		last error
 	)
-	pause := false
+	pause, raced := false, false
 	for n := 1; n <= p.s.attempts; n++ {
 		if pause {
 			if err := p.s.wait(ctx, n-1); err != nil {
@@ -178,6 +195,7 @@ func (p *Partition) Run(ctx context.Context, fn func(ctx context.Context, tx *Tx
 			na *NotAppliedError
 			ue *UnknownError
 		)
+		raced = false
 		switch {
 		case errors.As(err, &ue):
 			return nil, err
@@ -190,18 +208,53 @@ func (p *Partition) Run(ctx context.Context, fn func(ctx context.Context, tx *Tx
 		case errors.Is(err, store.ErrTransient):
 			live = append(live, sent{t: tx, cause: lostCause(err)})
 		default:
-			return nil, err
+			r := o.race(err)
+			if r == nil {
+				return nil, err
+			}
+			err, raced = r, true
 		}
 		last = err
 	}
 	var na *NotAppliedError
-	raced := errors.Is(last, ErrConflict) || errors.As(last, &na) && na.Overtaken
+	raced = raced || errors.Is(last, ErrConflict) || errors.As(last, &na) && na.Overtaken
 	return nil, &AttemptsError{Table: p.table.Name(), Partition: p.pk, RowKey: p.h.rk, Attempts: p.s.attempts, Raced: raced, Err: last}
 }
 
 // Run runs the head's commit loop: Partition.Run, on this head row.
 func (h *Head) Run(ctx context.Context, fn func(ctx context.Context, tx *Txn) error, opts *RunOptions) (*Result, error) {
 	return h.p.Run(ctx, fn, opts)
+}
+
+// race asks Race about a refusal of one of the caller's rows: for a
+// race, the row's *store.Error named by its row (what an AttemptsError
+// carries), so that the refusal no longer reads as a duplicate or a
+// changed row; nil otherwise.
+func (o *RunOptions) race(err error) error {
+	if o.Race == nil {
+		return nil
+	}
+	var (
+		row Row
+		se  *store.Error
+		de  *DuplicateError
+		ce  *ChangedError
+		re  *RowError
+	)
+	switch {
+	case errors.As(err, &de):
+		row, se = de.Row, de.Err
+	case errors.As(err, &ce):
+		row, se = ce.Row, ce.Err
+	case errors.As(err, &re):
+		row, se = re.Row, re.Err
+	default:
+		return nil
+	}
+	if se == nil || !o.Race(row, err) {
+		return nil
+	}
+	return fmt.Errorf("%s lost a race: %w", row, se)
 }
 
 // sent is a commit of a Run that the store reported not applied: a copy

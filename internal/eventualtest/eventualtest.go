@@ -61,8 +61,14 @@ func EachBackend(t *testing.T, body func(t *testing.T, e Env), opts ...memstore.
 		body(t, MemEnv(opts...))
 	})
 	t.Run("azurite", func(t *testing.T) {
-		body(t, Env{B: backendtest.Azurite(t), Names: fmt.Sprintf("%d%d", time.Now().UnixNano()%1_000_000, seq.Add(1))})
+		body(t, AzuriteEnv(t))
 	})
+}
+
+// AzuriteEnv is the test's Azurite, with names of its own for queues and
+// containers (skipped when Azurite is not running).
+func AzuriteEnv(t *testing.T) Env {
+	return Env{B: backendtest.Azurite(t), Names: fmt.Sprintf("%d%d", time.Now().UnixNano()%1_000_000, seq.Add(1))}
 }
 
 // MemEnv is a fresh memstore on a fake clock, with opts after the clock:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
 )
@@ -45,8 +46,9 @@ func (f *fixture) nothingWritten(t *testing.T, what string) {
 }
 
 // TestBadInputIsRefusedBeforeWriting: a list value too long for the key
-// or blob name it makes, a value that is not UTF-8, and an entity key
-// with a character the service forbids are refused with an error naming
+// or blob name it makes, a value that is not UTF-8, an entity key with a
+// character the service forbids, and (SamePartition) an entity RowKey
+// too long for its head's ("~" + it) are refused with an error naming
 // the value and the limit (InvalidInput, made by the client), and nothing
 // is written: no entity, no index entity, no blob, no fence or outbox
 // row, no message. An update that would move an entity to such a value
@@ -68,6 +70,14 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 					{"value not UTF-8", Employee{Dept: "Sales", ID: "emp_1", Last: "Jo\xffnes"}, []string{"Last", "UTF-8"}},
 					{"key with a slash", Employee{Dept: "Sales", ID: "emp_a/b", Last: "Jones"}, []string{`"emp_a/b"`, "'/'"}},
 					{"key with a control character", Employee{Dept: "Sal\nes", ID: "emp_1", Last: "Jones"}, []string{"PartitionKey"}},
+				}
+				if p == SamePartition {
+					// The entity's head sits at "~" + its RowKey.
+					cases = append(cases, struct {
+						name string
+						v    Employee
+						want []string
+					}{"RowKey too long for its head", Employee{Dept: "Sales", ID: "emp_" + strings.Repeat("x", 1020), Last: "Jones"}, []string{"~emp_xxx", "1024"}})
 				}
 				for _, c := range cases {
 					for _, op := range []string{"insert", "upsert"} {
@@ -150,6 +160,15 @@ type Nokind struct {
 	RK string `table:",rk"`
 }
 
+// Tilde's RowKeys start with "~", which marks a SamePartition table's
+// head rows.
+type Tilde struct {
+	PK string `table:",pk"`
+	RK string `table:",rk"`
+}
+
+func (Tilde) TableKind() mapper.Kind { return mapper.Kind{Prefix: "~t_"} }
+
 // TestNewRefusesBadOptions: New names what is wrong.
 func TestNewRefusesBadOptions(t *testing.T) {
 	st := memstore.New()
@@ -170,6 +189,10 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"twice", func() error { _, err := New(st, "Tab1", &Options{}, list, list); return err }, "twice"},
 		{"nil value", func() error { _, err := New(st, "Tab1", &Options{}, List[Employee]("x", nil)); return err }, "value function"},
 		{"overlaps the prefix", func() error { _, err := New(st, "Tab1", &Options{}, List("emp", lastName)); return err }, "overlap"},
+		{"prefix of the heads", func() error {
+			_, err := New(st, "Tab1", &Options{}, List("x", func(*Tilde) string { return "" }))
+			return err
+		}, "head rows"},
 		{"bad table", func() error { _, err := New(st, "1T", &Options{}, list); return err }, "1T"},
 		{"engine on SamePartition", func() error { _, err := New(st, "Tab1", &Options{Engine: eng}, list); return err }, "SamePartition"},
 		{"no engine", func() error {

@@ -25,7 +25,8 @@ import (
 // the same condition, against the M/4 Joneses of Sales). It also compares
 // an insert through each placement (for InBlobs and SeparatePartition
 // the writer's side: the list change is the engine worker's) with a plain
-// Repository.Insert. Run it with
+// Repository.Insert, and an update through SamePartition that moves an
+// employee from one last name's list to another's. Run it with
 //
 //	go test -run '^$' -bench Lookup -benchtime 1x ./patterns/indexentity/
 //	scripts/with-azurite.sh go test -run '^$' -bench Lookup -benchtime 1x ./patterns/indexentity/
@@ -146,9 +147,23 @@ func benchLookup(b *testing.B, be backendtest.Backend, n, m int) {
 		i := seq.Add(1)
 		return &Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_w%08d", i), FirstName: "W", LastName: fmt.Sprintf("Name%04d", i%997)}
 	}
+	// The employees the SamePartition update moves from one last name to
+	// another, each update conditional on the ETag the last one returned.
+	moving := make([]*Employee, 64)
+	for i := range moving {
+		moving[i] = &Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_m%05d", i), FirstName: "M", LastName: "Name0000"}
+		if err := same.Insert(ctx, moving[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
 	writes, err := interleave.Measure(interleave.Config{Rounds: 12, Slice: 60 * time.Millisecond},
 		interleave.Case{Name: "Repository.Insert", Op: func(int) error { return plain.Insert(ctx, mk()) }},
 		interleave.Case{Name: "Insert, SamePartition", Op: func(int) error { return same.Insert(ctx, mk()) }},
+		interleave.Case{Name: "Update moving the listed value, SamePartition", Op: func(i int) error {
+			e := moving[i%len(moving)]
+			e.LastName = fmt.Sprintf("Name%04d", (i+1)%997)
+			return same.Update(ctx, e)
+		}},
 		interleave.Case{Name: "Insert, SeparatePartition (writer)", Op: func(int) error { return sep.Insert(ctx, mk()) }},
 		interleave.Case{Name: "Insert, InBlobs (writer)", Op: func(int) error { return blob.Insert(ctx, mk()) }},
 	)

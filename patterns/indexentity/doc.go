@@ -7,10 +7,12 @@
 // where Options.Placement says, the guide's three options:
 //
 //   - SamePartition: index entities in each entity's own partition,
-//     changed in the same entity group transaction as the entity, each
-//     conditional on the ETag it was read with (a concurrent change of the
-//     same list is retried after a jittered pause). Always exact; a list
-//     covers one partition.
+//     changed in the same entity group transaction as the entity, on the
+//     entity's head row (a partition.Head at "~" + its RowKey, through
+//     the head's one commit loop, which resolves a lost answer); each
+//     index entity is conditional on the ETag it was read with, and a
+//     concurrent change of the same list is a race, retried after a
+//     jittered pause. Always exact; a list covers one partition.
 //   - SeparatePartition: index entities in a table of their own, one
 //     partition per value, covering the whole table; the entity and the
 //     intent to change its lists commit together (core/eventual), and

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/internal/wait"
 	"github.com/tablekit/tablekit/keys"
@@ -123,7 +124,8 @@ type Table[T any] struct {
 	specs   []Spec[T]
 	o       Options
 	lists   lists
-	handler eventual.StepKind // the engine step's kind (InBlobs, SeparatePartition)
+	handler eventual.StepKind  // the engine step's kind (InBlobs, SeparatePartition)
+	heads   *partition.Options // the entities' heads (SamePartition)
 }
 
 // New returns the table name of st for T, keeping the lists specs
@@ -164,6 +166,10 @@ func New[T any](st store.Store, name string, opts *Options, specs ...Spec[T]) (*
 	if o.Placement == SamePartition && 1+3*len(specs) > store.MaxBatchActions {
 		return nil, refuse("%d lists: a write of one entity could take %d actions, over the transaction's %d", len(specs), 1+3*len(specs), store.MaxBatchActions)
 	}
+	if o.Placement == SamePartition && strings.HasPrefix(kind.Prefix, headMark) {
+		var zero T
+		return nil, refuse("%T's RowKey prefix %q starts with %q, which marks the entities' head rows of a SamePartition table: choose another", zero, kind.Prefix, headMark)
+	}
 	seen := map[string]bool{}
 	for _, s := range specs {
 		if !naming.Valid(s.name) {
@@ -187,6 +193,8 @@ func New[T any](st store.Store, name string, opts *Options, specs ...Spec[T]) (*
 	switch o.Placement {
 	case SamePartition:
 		x.lists = &tableLists{tbl: x.table, layout: o.Layout, samePartition: true}
+		x.heads = &partition.Options{HeadPrefix: headPrefix, Attempts: o.Attempts, Backoff: x.delay, Sleep: o.Sleep,
+			NewID: keys.NewIDGenerator(nil, nil).New}
 	case SeparatePartition:
 		x.lists = &tableLists{tbl: st.Table(o.IndexTable), layout: o.Layout}
 	case InBlobs:
@@ -266,10 +274,16 @@ func resolve(o Options) (Options, error) {
 	return o, nil
 }
 
-// pause waits before try n (n >= 1): a random duration in the upper half
-// of Backoff doubled n-1 times, capped at MaxBackoff.
+// pause waits before try n (n >= 1): delay(n).
 func (x *Table[T]) pause(ctx context.Context, n int) error {
-	d := x.o.Backoff << min(n-1, 20)
+	return x.o.Sleep(ctx, x.delay(n))
+}
+
+// delay is the pause before try n (n >= 1): a random duration in the
+// upper half of Backoff doubled n-1 times, capped at MaxBackoff. The
+// heads' commit loop pauses by it too.
+func (x *Table[T]) delay(n int) time.Duration {
+	d := x.o.Backoff << min(max(n-1, 0), 20)
 	if d > x.o.MaxBackoff || d <= 0 {
 		d = x.o.MaxBackoff
 	}
@@ -277,7 +291,7 @@ func (x *Table[T]) pause(ctx context.Context, n int) error {
 	if half > 0 {
 		d = half + time.Duration(x.o.Random()%uint64(half))
 	}
-	return x.o.Sleep(ctx, d)
+	return d
 }
 
 // refuse builds a refusal of tablekit's own checks: nothing was sent.

@@ -169,7 +169,13 @@ func (t *tableLists) write(ctx context.Context, r listRef, seg segment, next []e
 }
 
 // apply sends the actions: one request for one action, a transaction for
-// more.
+// more. It writes the index entities of a SeparatePartition list for the
+// engine's step (sync), never a SamePartition list, whose changes ride in
+// the entity's transaction on its head. It judges no lost answer: the
+// step is repeatable, and sync reads the index entity again after any
+// failure and either finds its change made or makes it, each write
+// conditional on the ETag it read (or an insert), so a lost request that
+// lands late fails on that condition instead of applying twice.
 func apply(ctx context.Context, tbl store.Table, acts []store.Action) error {
 	if len(acts) > 1 {
 		_, err := tbl.Transact(ctx, acts)

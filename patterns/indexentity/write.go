@@ -222,24 +222,6 @@ func checkCur[T any](table string, w *write[T], cur *store.Entity) (done bool, e
 	return false, nil
 }
 
-// refusal maps the service's refusal of the entity's own action: an
-// existing entity is a *partition.DuplicateError, one changed or gone
-// since it was read a *partition.ChangedError; any other refusal is se.
-func refusal[T any](table string, w *write[T], se *store.Error) error {
-	row := partition.Row{Label: "entity", Index: -1, Kind: store.ActionInsert, RowKey: w.rk}
-	switch {
-	case w.kind == wInsert && se.Code == store.CodeEntityAlreadyExists:
-		return &partition.DuplicateError{Table: table, Partition: w.pk, Row: row, Err: se}
-	case (w.kind == wUpdate || w.kind == wDelete) && (se.Status == 412 || store.EntityNotFound(se)):
-		row.Kind = store.ActionUpdateReplace
-		if w.kind == wDelete {
-			row.Kind = store.ActionDelete
-		}
-		return &partition.ChangedError{Table: table, Partition: w.pk, Row: row, Missing: se.Status == 404, Err: se}
-	}
-	return se
-}
-
 // client is the package's own refusal, made before anything was sent.
 func client(code string, status int, format string, args ...any) *store.Error {
 	e := store.Errorf(code, status, format, args...)

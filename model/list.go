@@ -1,0 +1,450 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tablekit/tablekit/core/eventual"
+	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// ListProperty holds the ids of a list row: the ids of the entities of
+// the partition holding the row's value, in id order, one per line (a
+// RowKey holds no control character, so no id holds a line break).
+const ListProperty = "TkIDs"
+
+// MaxListUnits bounds a list row: its ids, joined by line breaks, fill
+// one string property, at most 32,767 UTF-16 units (the service's limit
+// of a string property is 64 KiB). A write that would grow a list past
+// it is refused before anything is written; a value held by more
+// entities than that wants patterns/indexentity's segmented lists, or a
+// non-unique Index, whose lookup is a range query.
+const MaxListUnits = 32_767
+
+// List declares an index entity in the entity's partition: for each value,
+// one row (Join("n", name, value)) listing the ids of the partition's
+// entities that hold it, written in the same transaction as the entity,
+// so the list and the entities never disagree. ListIDs reads a list with
+// one point read; ListOf reads the entities it names. An empty value is
+// not listed. Lists suit values held by a bounded number of entities of
+// a partition (MaxListUnits); a list row is rewritten by every write
+// that joins or leaves it, so its writers contend on it.
+func List[T any](name string, value func(*T) string) Feature[T] {
+	return Feature[T]{kind: featList, name: name, value: value}
+}
+
+// addList checks and records a List feature at Define.
+func (m *Model[T]) addList(f *Feature[T]) error {
+	if !indexName.MatchString(f.name) {
+		return refuse("list name %q: 1 to 63 letters, digits or _, starting with a letter", f.name)
+	}
+	if f.value == nil {
+		return refuse("list %s has no value function", f.name)
+	}
+	if m.byName[f.name] != nil || slices.ContainsFunc(m.lists, func(l *Feature[T]) bool { return l.name == f.name }) {
+		return refuse("%s is declared twice", f.name)
+	}
+	m.lists = append(m.lists, f)
+	return nil
+}
+
+// list returns the List feature name.
+func (m *Model[T]) list(name string) (*Feature[T], error) {
+	for _, f := range m.lists {
+		if f.name == name {
+			return f, nil
+		}
+	}
+	return nil, refuse("no list named %q is declared", name)
+}
+
+// listKey is the RowKey of the row of list f for value.
+func listKey[T any](f *Feature[T], value string) (string, error) {
+	k, err := keys.Join("n", f.name, value)
+	if err != nil {
+		return "", refuse("list %s: value %q: %v", f.name, value, err)
+	}
+	return k, nil
+}
+
+// idsOf reads the ids a list row holds.
+func idsOf(row *store.Entity) []string {
+	s, _ := row.Properties[ListProperty].(string)
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// planLists adds to tx the changes of the lists entity id of partition pk
+// leaves (the values of old) and joins (those of now); nil old or now for
+// none. Each list row is read in the attempt and rewritten whole: every
+// write of the model in the partition goes through its fence, so the row
+// read is the row the transaction replaces.
+func (m *Model[T]) planLists(ctx context.Context, tx *eventual.Tx, pk, id string, old, now *T) error {
+	for _, f := range m.lists {
+		var was, is string
+		if old != nil {
+			was = f.value(old)
+		}
+		if now != nil {
+			is = f.value(now)
+		}
+		if was == is {
+			continue
+		}
+		if was != "" {
+			if err := m.editList(ctx, tx, f, pk, was, id, false); err != nil {
+				return err
+			}
+		}
+		if is != "" {
+			if err := m.editList(ctx, tx, f, pk, is, id, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// editList adds id to (or removes it from) the row of list f for value.
+func (m *Model[T]) editList(ctx context.Context, tx *eventual.Tx, f *Feature[T], pk, value, id string, add bool) error {
+	k, err := listKey(f, value)
+	if err != nil {
+		if !add {
+			return nil // a stored value made a valid key when it was written
+		}
+		return err
+	}
+	row, err := m.st.Table(m.table).Get(ctx, pk, k, nil)
+	exists := err == nil
+	if err != nil && !store.EntityNotFound(err) {
+		return err
+	}
+	ids := idsOf(&row)
+	i, in := slices.BinarySearch(ids, id)
+	switch {
+	case add && in, !add && !in:
+		return nil
+	case add:
+		ids = slices.Insert(ids, i, id)
+	default:
+		ids = slices.Delete(ids, i, i+1)
+	}
+	return m.putList(tx, f, pk, k, value, ids, exists)
+}
+
+// putList adds to tx the row of list f for value holding ids (its
+// removal when there are none).
+func (m *Model[T]) putList(tx *eventual.Tx, f *Feature[T], pk, k, value string, ids []string, exists bool) error {
+	label := "list " + f.name
+	if len(ids) == 0 {
+		if !exists {
+			return nil
+		}
+		return tx.Delete(label, k, store.ETagAny)
+	}
+	joined := strings.Join(ids, "\n")
+	if n := keys.UTF16Len(joined); n > MaxListUnits {
+		return refuse("list %s of partition %q: value %q would list %d ids in %d UTF-16 units: the limit is %d (MaxListUnits); "+
+			"use patterns/indexentity or a non-unique Index for values held by that many entities", f.name, pk, value, len(ids), n, MaxListUnits)
+	}
+	return tx.Upsert(label, store.Entity{RowKey: k, Properties: map[string]any{ListProperty: joined}}, store.Replace)
+}
+
+// ListIDs returns the ids of the entities of partition pk that hold value
+// in list name, in id order: one point read of the list row. No entity
+// holding it is an empty list, not an error.
+func (m *Model[T]) ListIDs(ctx context.Context, name, pk, value string) ([]string, error) {
+	if ctx == nil {
+		return nil, refuse("the context is nil")
+	}
+	f, err := m.list(name)
+	if err != nil {
+		return nil, err
+	}
+	k, err := listKey(f, value)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.ValidateKeys(pk, k); err != nil {
+		return nil, fmt.Errorf("model: list %s: %w", name, err)
+	}
+	row, err := m.st.Table(m.table).Get(ctx, pk, k, nil)
+	if store.EntityNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return idsOf(&row), nil
+}
+
+// listReads bounds the point reads ListOf has in flight at once.
+const listReads = 8
+
+// ListOf returns the entities of partition pk that hold value in list
+// name, in id order: the list row, then each entity it names (up to 8
+// point reads at once), each with its ETag. An entity that a write moved
+// away from the value (or deleted) between the two reads is left out,
+// never returned holding another value.
+func (m *Model[T]) ListOf(ctx context.Context, name, pk, value string) ([]*T, error) {
+	ids, err := m.ListIDs(ctx, name, pk, value)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	f, _ := m.list(name)
+	out := make([]*T, len(ids))
+	errs := make([]error, len(ids))
+	sem := make(chan struct{}, listReads)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			v, err := m.Get(ctx, pk, id)
+			switch {
+			case store.EntityNotFound(err):
+			case err != nil:
+				errs[i] = err
+			case f.value(v) == value:
+				out[i] = v
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return slices.DeleteFunc(out, func(v *T) bool { return v == nil }), nil
+}
+
+// listRange is the range of RowKeys of the list rows of a partition.
+func listRange() (keys.Range, error) { return keys.PrefixOf("n") }
+
+// entityRange is the range of RowKeys of the entity rows of a partition.
+func entityRange() (keys.Range, error) { return keys.PrefixOf("e") }
+
+// holdersIn reads partition pk's entity rows and returns, for each list,
+// each value and the ids holding it. Entities in flight (moving) and
+// rows the model did not write are left out: their lists are judged
+// once they arrived or were repaired.
+func (m *Model[T]) holdersIn(ctx context.Context, pk string) (map[string]map[string][]string, error) {
+	rng, err := entityRange()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string][]string{}
+	c := filter.PK.Eq(pk).And(filter.RK.InRange(rng))
+	for row, err := range store.All(ctx, m.st.Table(m.table), store.Query{Filter: c.String()}) {
+		if err != nil {
+			return nil, err
+		}
+		id := idOf(row.RowKey)
+		if id == "" || moving(&row) || m.intact(&row) != nil {
+			continue
+		}
+		v, err := decodeProps[T](pk, id, own(row.Properties), "")
+		if err != nil {
+			return nil, err
+		}
+		m.addHolder(out, id, v)
+	}
+	return out, nil
+}
+
+// addHolder records the values entity id (as v) holds in each list.
+func (m *Model[T]) addHolder(out map[string]map[string][]string, id string, v *T) {
+	for _, f := range m.lists {
+		val := f.value(v)
+		if val == "" {
+			continue
+		}
+		if out[f.name] == nil {
+			out[f.name] = map[string][]string{}
+		}
+		out[f.name][val] = append(out[f.name][val], id)
+	}
+}
+
+// listsIn returns the list rows among a partition's rows: list name ->
+// value -> ids.
+func (m *Model[T]) listsIn(rows []store.Entity) map[string]map[string][]string {
+	out := map[string]map[string][]string{}
+	for i := range rows {
+		p, err := keys.Split(rows[i].RowKey)
+		if err != nil || len(p) != 3 || p[0] != "n" {
+			continue
+		}
+		if _, err := m.list(p[1]); err != nil {
+			continue
+		}
+		if out[p[1]] == nil {
+			out[p[1]] = map[string][]string{}
+		}
+		out[p[1]][p[2]] = idsOf(&rows[i])
+	}
+	return out
+}
+
+// judgeLists compares the lists a partition holds (have) with those its
+// entities give (want): an id a list lacks is missing, an id it names
+// that does not hold the value (or is gone) dangles.
+func (m *Model[T]) judgeLists(pk string, have, want map[string]map[string][]string) []Finding {
+	var out []Finding
+	for _, f := range m.lists {
+		values := map[string]bool{}
+		for v := range have[f.name] {
+			values[v] = true
+		}
+		for v := range want[f.name] {
+			values[v] = true
+		}
+		for _, v := range slices.Sorted(maps.Keys(values)) {
+			k, err := listKey(f, v)
+			if err != nil {
+				continue
+			}
+			h, w := have[f.name][v], slices.Sorted(slices.Values(want[f.name][v]))
+			row := eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: k}
+			for _, id := range w {
+				if _, in := slices.BinarySearch(h, id); !in {
+					ek, _ := entityKey(id)
+					out = append(out, Finding{Drift: DriftMissing, Feature: f.name, Row: row,
+						Entity: eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek},
+						Detail: fmt.Sprintf("list %s of value %q does not name entity %q, which holds it", f.name, v, id), scope: inList})
+				}
+			}
+			for _, id := range h {
+				if _, in := slices.BinarySearch(w, id); !in {
+					ek, _ := entityKey(id)
+					out = append(out, Finding{Drift: DriftDangling, Feature: f.name, Row: row,
+						Entity: eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek},
+						Detail: fmt.Sprintf("list %s of value %q names entity %q, which does not hold it", f.name, v, id), scope: inList})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkLists judges the lists of partition pk from the walk's scan, and
+// when it finds drift, again from one consistent read of the partition's
+// entity and list rows, which is what it reports.
+func (w *walk[T]) checkLists(ctx context.Context, pk string, rows []store.Entity) error {
+	m := w.m
+	if len(m.lists) == 0 {
+		return nil
+	}
+	want := map[string]map[string][]string{}
+	for i := range rows {
+		row := &rows[i]
+		id := idOf(row.RowKey)
+		if id == "" || moving(row) || m.intact(row) != nil {
+			continue
+		}
+		v, err := decodeProps[T](pk, id, own(row.Properties), "")
+		if err != nil {
+			return err
+		}
+		m.addHolder(want, id, v)
+	}
+	if len(m.judgeLists(pk, m.listsIn(rows), want)) == 0 {
+		return nil
+	}
+	fs, err := m.readLists(ctx, pk)
+	if err != nil {
+		return err
+	}
+	for _, f := range fs {
+		// A bypassed or deleted entity's findings are its own: Repair
+		// writes it again (joining its lists), and the next walk judges
+		// what its lists still name.
+		if !w.roots[f.Entity] {
+			w.add(f)
+		}
+	}
+	return nil
+}
+
+// readLists judges the lists of partition pk on one consistent read of
+// its entity and list rows.
+func (m *Model[T]) readLists(ctx context.Context, pk string) ([]Finding, error) {
+	p, err := partition.New(m.st.Table(m.table), pk, nil)
+	if err != nil {
+		return nil, err
+	}
+	er, err := entityRange()
+	if err != nil {
+		return nil, err
+	}
+	lr, err := listRange()
+	if err != nil {
+		return nil, err
+	}
+	snap, err := p.Read(ctx, &partition.ReadOptions{Where: filter.Or(filter.RK.InRange(er), filter.RK.InRange(lr))})
+	if err != nil {
+		return nil, fmt.Errorf("model: check: lists of partition %q: %w", pk, err)
+	}
+	want := map[string]map[string][]string{}
+	for i := range snap.Rows {
+		row := &snap.Rows[i]
+		id := idOf(row.RowKey)
+		if id == "" || moving(row) || m.intact(row) != nil {
+			continue
+		}
+		v, err := decodeProps[T](pk, id, own(row.Properties), "")
+		if err != nil {
+			return nil, err
+		}
+		m.addHolder(want, id, v)
+	}
+	return m.judgeLists(pk, m.listsIn(snap.Rows), want), nil
+}
+
+// mendList writes the row of a list finding again from the entities of
+// its partition, read in the transaction's attempt (the partition's
+// fence makes the read and the write one step): the ids of the entities
+// holding the value, or no row when none does.
+func (m *Model[T]) mendList(ctx context.Context, fd *Finding) error {
+	p, err := keys.Split(fd.Row.RowKey)
+	if err != nil || len(p) != 3 {
+		return refuse("list row %q: not a key the model made", fd.Row.RowKey)
+	}
+	f, err := m.list(p[1])
+	if err != nil {
+		return err
+	}
+	pk, value := fd.Row.PartitionKey, p[2]
+	_, err = m.eng.Write(ctx, m.table, pk, func(tx *eventual.Tx) error {
+		holders, err := m.holdersIn(ctx, pk)
+		if err != nil {
+			return err
+		}
+		ids := slices.Sorted(slices.Values(holders[f.name][value]))
+		row, err := m.st.Table(m.table).Get(ctx, pk, fd.Row.RowKey, nil)
+		exists := err == nil
+		if err != nil && !store.EntityNotFound(err) {
+			return err
+		}
+		if slices.Equal(idsOf(&row), ids) {
+			return errNothing
+		}
+		return m.putList(tx, f, pk, fd.Row.RowKey, value, ids, exists)
+	})
+	if errors.Is(err, errNothing) {
+		return nil // as it should be: mended by the entity's repair, or a write since
+	}
+	return err
+}
