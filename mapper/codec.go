@@ -188,6 +188,9 @@ func compile(t reflect.Type) (*codec, error) {
 		if err != nil {
 			return nil, f.wrap(err, "invalid property name %q", f.name)
 		}
+		if store.ReservedProperty(f.name) {
+			return nil, f.errorf("property name %q starts with %q (store.ReservedPrefix), which tablekit keeps for its own properties: name the property otherwise with a tag", f.name, store.ReservedPrefix)
+		}
 		f.pname = pname
 	}
 	slices.SortFunc(c.sorted, func(a, b *field) int { return strings.Compare(a.name, b.name) })

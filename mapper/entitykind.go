@@ -124,6 +124,9 @@ func declaredKind(t reflect.Type, c *codec) (*Kind, error) {
 		if err := store.ValidatePropertyName(k.Property); err != nil {
 			return nil, &Error{Type: t, Msg: fmt.Sprintf("TableKind: discriminator property %q", k.Property), Err: err}
 		}
+		if store.ReservedProperty(k.Property) {
+			return nil, refuse("discriminator property %q starts with %q (store.ReservedPrefix), which tablekit keeps for its own properties", k.Property, store.ReservedPrefix)
+		}
 		if k.Value == "" {
 			return nil, refuse("the discriminator %s has no Value", k.Property)
 		}

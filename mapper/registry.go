@@ -52,6 +52,9 @@ func NewPropertyRegistry(prop string) (*Registry, error) {
 	if err := store.ValidatePropertyName(prop); err != nil {
 		return nil, fmt.Errorf("mapper: discriminator property: %w", err)
 	}
+	if store.ReservedProperty(prop) {
+		return nil, &Error{Msg: fmt.Sprintf("discriminator property %q starts with %q (store.ReservedPrefix), which tablekit keeps for its own properties", prop, store.ReservedPrefix)}
+	}
 	return &Registry{prop: prop, byKind: map[string]*kindType{}, byType: map[reflect.Type]*kindType{},
 		latest: map[string]*kindType{}, migrations: map[reflect.Type]*migration{}}, nil
 }

@@ -777,15 +777,30 @@ func (m *Model[T]) dropListed(ctx context.Context, c store.Container, b store.Bl
 	return fmt.Errorf("model: sweep: delete blob %s of container %s: %w", b.Name, c.Name(), err)
 }
 
+// JobOptions tune SweepBlobsJob; nil, and every zero field, takes the
+// default written beside the field.
+type JobOptions struct {
+	// Every is the period of the job: the pause between the end of one
+	// run and the start of the next (default runner.DefaultEvery, 1
+	// minute). It may not be negative.
+	Every time.Duration
+}
+
 // SweepBlobsJob returns a job for a runner (core/runner) that runs
-// SweepBlobs every every, named "model/<table>/blobs". NewRunner adds it
-// for every model with a Blob among its tables. A period that is not
-// positive, or a model without a Blob, is refused.
-func (m *Model[T]) SweepBlobsJob(every time.Duration) (runner.Job, error) {
-	switch {
-	case every <= 0:
-		return runner.Job{}, refuse("SweepBlobsJob: the period %s is not positive", every)
-	case len(m.blobs) == 0:
+// SweepBlobs every opts.Every, named "model/<table>/blobs". NewRunner
+// adds it for every model with a Blob among its tables. A negative
+// period, or a model without a Blob, is refused with an error matching
+// store.ErrInvalidInput. It does no I/O.
+func (m *Model[T]) SweepBlobsJob(opts *JobOptions) (runner.Job, error) {
+	var o JobOptions
+	if opts != nil {
+		o = *opts
+	}
+	every, err := runner.Period("JobOptions.Every", o.Every)
+	if err != nil {
+		return runner.Job{}, fmt.Errorf("model: SweepBlobsJob: %w", err)
+	}
+	if len(m.blobs) == 0 {
 		return runner.Job{}, refuse("SweepBlobsJob: %s declares no blob", m.table)
 	}
 	return runner.Job{Name: "model/" + m.table + "/blobs", Every: every, Run: func(ctx context.Context) error {
@@ -797,7 +812,7 @@ func (m *Model[T]) SweepBlobsJob(every time.Duration) (runner.Job, error) {
 // blobSweeper is a model of the registry that may have a blob sweep.
 type blobSweeper interface {
 	hasBlobs() bool
-	SweepBlobsJob(every time.Duration) (runner.Job, error)
+	SweepBlobsJob(opts *JobOptions) (runner.Job, error)
 }
 
 func (m *Model[T]) hasBlobs() bool { return len(m.blobs) > 0 }

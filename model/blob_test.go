@@ -16,6 +16,7 @@ import (
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
+	"github.com/tablekit/tablekit/core/runner"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/model"
@@ -813,8 +814,18 @@ func TestBlobRunner(t *testing.T) {
 	if _, err := model.NewRunner(f.eng, []string{f.table}, &model.RunOptions{BlobSweepEvery: -time.Second}); !errors.Is(err, store.ErrInvalidInput) {
 		t.Fatalf("a negative period: %v", err)
 	}
-	if _, err := f.m.SweepBlobsJob(0); !errors.Is(err, store.ErrInvalidInput) {
-		t.Fatalf("a period of 0: %v", err)
+	if _, err := f.m.SweepBlobsJob(&model.JobOptions{Every: -time.Second}); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "JobOptions.Every -1s is negative") {
+		t.Fatalf("a negative period: %v", err)
+	}
+	if j, err := f.m.SweepBlobsJob(nil); err != nil || j.Every != runner.DefaultEvery || j.Name != "model/"+f.table+"/blobs" {
+		t.Fatalf("SweepBlobsJob(nil): %s every %s, %v; want every runner.DefaultEvery", j.Name, j.Every, err)
+	}
+	d, err := model.NewRunner(f.eng, []string{f.table}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, ok := d.Health().Job("model/" + f.table + "/blobs"); !ok || j.Every != runner.DefaultEvery {
+		t.Fatalf("NewRunner's blob sweep: %+v (found %v), want it every runner.DefaultEvery", j, ok)
 	}
 }
 

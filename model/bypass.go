@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
@@ -55,7 +54,7 @@ func (e *BypassError) Is(target error) bool { return target == ErrBypassed }
 func digest(props map[string]any, skip []string) string {
 	names := make([]string, 0, len(props))
 	for k, v := range props {
-		if v == nil || strings.HasPrefix(k, "Tk") || slices.Contains(skip, k) {
+		if v == nil || store.ReservedProperty(k) || slices.Contains(skip, k) {
 			continue
 		}
 		names = append(names, k)

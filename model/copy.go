@@ -12,10 +12,15 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
+// copyPropPrefix starts the properties a copy keeps on its target beside
+// the copied ones.
+const copyPropPrefix = store.ReservedPrefix + "Dn_"
+
 // copyProps names the properties a copy keeps on its target beside the
-// copied ones: the source's version and keys.
+// copied ones: the source's version (TkDn_<name>_V) and keys
+// (TkDn_<name>_Src).
 func copyProps[T any](f *Feature[T]) (ver, src string) {
-	return "TkDn_" + f.name + "_V", "TkDn_" + f.name + "_Src"
+	return copyPropPrefix + f.name + "_V", copyPropPrefix + f.name + "_Src"
 }
 
 // srcString names a source on its target: keys cannot hold "/".
@@ -90,7 +95,7 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 		if s != me {
 			// No copy of this entity here: create none if the entity
 			// moved on (its later operation carries its state).
-			if moved, err := src.MovedPast(ctx, m.st, v); err != nil || moved {
+			if moved, err := eventual.MovedPast(ctx, m.st, src, v); err != nil || moved {
 				return err
 			}
 		}
@@ -124,7 +129,7 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 		if err == nil && s != me {
 			// The entity may have moved on between the check and the
 			// merge, its removal finding no copy: remove it then.
-			if moved, err := src.MovedPast(ctx, m.st, v); err != nil || !moved {
+			if moved, err := eventual.MovedPast(ctx, m.st, src, v); err != nil || !moved {
 				return err
 			}
 			return m.copyDel(ctx, f, a, src, v)

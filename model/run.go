@@ -13,13 +13,16 @@ import (
 // RunOptions tune NewRunner and Run; nil takes the defaults.
 type RunOptions struct {
 	// SweepEvery is the pause between sweeps of each table's outbox
-	// (default 1 minute).
+	// (default runner.DefaultEvery, 1 minute).
 	SweepEvery time.Duration
 	// MeasureEvery is the pause between readings of the backlog that
-	// Runner.Health reports (default 1 minute).
+	// Runner.Health reports (default runner.DefaultEvery).
 	MeasureEvery time.Duration
 	// BlobSweepEvery is the pause between the SweepBlobs runs of each
-	// model with a Blob (default 1 hour).
+	// model with a Blob (default runner.DefaultEvery). Each run lists the
+	// model's blobs and reads each entity with a blob older than
+	// Options.BlobGrace once (Model.SweepBlobs says its cost): a program
+	// with many blobs sets a longer one.
 	BlobSweepEvery time.Duration
 	// Logger receives every error of the worker, the sweeps, the measure
 	// and Jobs (default slog.Default()).
@@ -28,7 +31,8 @@ type RunOptions struct {
 	// job's name.
 	OnError func(job string, err error)
 	// Jobs are more jobs for the same runner: the program's own, or the
-	// patterns' (xindex.ReapJob, large.SweepJob).
+	// patterns' (xindex.Table.ReapJob, large.Store.SweepJob,
+	// periods.Tables.RetainJob).
 	Jobs []runner.Job
 }
 
@@ -61,20 +65,17 @@ func NewRunner(eng *eventual.Engine, tables []string, opts *RunOptions) (*runner
 	if o.BlobSweepEvery < 0 {
 		return nil, refuse("RunOptions.BlobSweepEvery %s is negative", o.BlobSweepEvery)
 	}
-	if o.BlobSweepEvery == 0 {
-		o.BlobSweepEvery = time.Hour
-	}
 	if tables == nil {
 		tables = modelTables(eng)
 	}
-	jobs, err := eng.Jobs(tables, &eventual.JobOptions{SweepEvery: o.SweepEvery, MeasureEvery: o.MeasureEvery})
+	jobs, err := eng.Jobs(tables, &eventual.JobOptions{Every: o.SweepEvery, MeasureEvery: o.MeasureEvery})
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range tables {
 		if v, ok := registry.Load(regKey{eng, t}); ok {
 			if b, ok := v.(blobSweeper); ok && b.hasBlobs() {
-				j, err := b.SweepBlobsJob(o.BlobSweepEvery)
+				j, err := b.SweepBlobsJob(&JobOptions{Every: o.BlobSweepEvery})
 				if err != nil {
 					return nil, err
 				}

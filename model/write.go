@@ -35,7 +35,7 @@ func (m *Model[T]) encode(v *T) (pk, id string, props map[string]any, err error)
 		return "", "", nil, fmt.Errorf("model: %w", err)
 	}
 	for k := range e.Properties {
-		if strings.HasPrefix(k, "Tk") {
+		if strings.HasPrefix(k, store.ReservedPrefix) {
 			return "", "", nil, refuse("property %s of %T: names starting with Tk are the model's own", k, v)
 		}
 	}
@@ -58,7 +58,7 @@ func decodeProps[T any](pk, id string, props map[string]any, etag store.ETag) (*
 func own(props map[string]any) map[string]any {
 	out := make(map[string]any, len(props))
 	for k, v := range props {
-		if !strings.HasPrefix(k, "Tk") {
+		if !strings.HasPrefix(k, store.ReservedPrefix) {
 			out[k] = v
 		}
 	}

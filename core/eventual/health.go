@@ -69,10 +69,11 @@ func (e *Engine) Backlog(ctx context.Context, tables ...string) (runner.Backlog,
 // JobOptions tune Jobs; nil, and every zero field, takes the default
 // written beside the field.
 type JobOptions struct {
-	// SweepEvery is the period of each table's sweep (default 1 minute).
-	SweepEvery time.Duration
-	// MeasureEvery is the period of the backlog's measure (default 1
-	// minute).
+	// Every is the period of each table's sweep (default
+	// runner.DefaultEvery, 1 minute).
+	Every time.Duration
+	// MeasureEvery is the period of the backlog's measure (default
+	// runner.DefaultEvery).
 	MeasureEvery time.Duration
 }
 
@@ -85,7 +86,7 @@ type JobOptions struct {
 //	                  writes that returned (Flush), so that a program
 //	                  that stops its runner before it exits sends them
 //	                  (each bounded by StepTimeout)
-//	q/sweep/<table>   Sweep of each table, every SweepEvery
+//	q/sweep/<table>   Sweep of each table, every Every
 //	q/backlog         Backlog of the tables, every MeasureEvery
 //
 // tables are the source tables of the engine's writes (the outboxes to
@@ -100,14 +101,12 @@ func (e *Engine) Jobs(tables []string, opts *JobOptions) ([]runner.Job, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.SweepEvery < 0 || o.MeasureEvery < 0 {
-		return nil, refuse("JobOptions: SweepEvery %s and MeasureEvery %s must be 0 (the default) or positive", o.SweepEvery, o.MeasureEvery)
+	var err error
+	if o.Every, err = runner.Period("JobOptions.Every", o.Every); err != nil {
+		return nil, fmt.Errorf("eventual: Jobs: %w", err)
 	}
-	if o.SweepEvery == 0 {
-		o.SweepEvery = time.Minute
-	}
-	if o.MeasureEvery == 0 {
-		o.MeasureEvery = time.Minute
+	if o.MeasureEvery, err = runner.Period("JobOptions.MeasureEvery", o.MeasureEvery); err != nil {
+		return nil, fmt.Errorf("eventual: Jobs: %w", err)
 	}
 	seen := map[string]bool{}
 	for _, t := range tables {
@@ -131,7 +130,7 @@ func (e *Engine) Jobs(tables []string, opts *JobOptions) ([]runner.Job, error) {
 		return err
 	}}}
 	for _, t := range tables {
-		jobs = append(jobs, runner.Job{Name: q + "/sweep/" + t, Every: o.SweepEvery, Run: func(ctx context.Context) error {
+		jobs = append(jobs, runner.Job{Name: q + "/sweep/" + t, Every: o.Every, Run: func(ctx context.Context) error {
 			_, err := e.Sweep(ctx, t)
 			return err
 		}})

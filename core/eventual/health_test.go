@@ -135,8 +135,12 @@ func TestJobs(t *testing.T) {
 	for _, j := range jobs {
 		names = append(names, fmt.Sprintf("%s@%s", j.Name, j.Every))
 	}
-	if got, want := strings.Join(names, " "), "jobs/worker@0s jobs/sweep/Aaa@1m0s jobs/sweep/Bbb@1m0s jobs/backlog@1m0s"; got != want {
-		t.Fatalf("jobs %s, want %s", got, want)
+	if got, want := strings.Join(names, " "), "jobs/worker@0s jobs/sweep/Aaa@1m0s jobs/sweep/Bbb@1m0s jobs/backlog@1m0s"; got != want || runner.DefaultEvery != time.Minute {
+		t.Fatalf("jobs %s, want %s (runner.DefaultEvery %s)", got, want, runner.DefaultEvery)
+	}
+	set, err := eng.Jobs([]string{"Aaa"}, &eventual.JobOptions{Every: time.Hour, MeasureEvery: time.Second})
+	if err != nil || set[1].Every != time.Hour || set[2].Every != time.Second {
+		t.Fatalf("Jobs with Every and MeasureEvery set: %v, %+v", err, set)
 	}
 	for _, c := range []struct {
 		tables []string
@@ -145,7 +149,7 @@ func TestJobs(t *testing.T) {
 	}{
 		{[]string{"a-b"}, nil, "a-b"},
 		{[]string{"Aaa", "Aaa"}, nil, "twice"},
-		{nil, &eventual.JobOptions{SweepEvery: -time.Second}, "SweepEvery -1s"},
+		{nil, &eventual.JobOptions{Every: -time.Second}, "JobOptions.Every -1s is negative"},
 		{nil, &eventual.JobOptions{MeasureEvery: -time.Second}, "MeasureEvery -1s"},
 	} {
 		if _, err := eng.Jobs(c.tables, c.o); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.msg) {

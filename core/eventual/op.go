@@ -72,15 +72,9 @@ func DeleteBlob(container, name string) Step {
 	return Step{Kind: StepDeleteBlob, Container: container, Blob: name}
 }
 
-// Ref names a row: the source an operation comes from.
-type Ref struct {
-	Table, PartitionKey, RowKey string
-}
-
-// String formats the ref for messages.
-func (r Ref) String() string {
-	return fmt.Sprintf("%s (%q, %q)", r.Table, r.PartitionKey, r.RowKey)
-}
+// Ref names a row: the source an operation comes from. It is
+// store.RowRef, tablekit's one table-qualified reference.
+type Ref = store.RowRef
 
 // Operation is the work a source change implies elsewhere: its steps, run
 // in order, each at least once, all eventually.

@@ -250,8 +250,8 @@ func TestNilInputsAreRefused(t *testing.T) {
 			_, _, err := eventual.Ref{Table: src, PartitionKey: "p", RowKey: "r"}.Read(t.Context(), nil)
 			return err
 		},
-		"Ref.MovedPast(nil store)": func() error {
-			_, err := eventual.Ref{Table: src, PartitionKey: "p", RowKey: "r"}.MovedPast(t.Context(), nil, 1)
+		"MovedPast(nil store)": func() error {
+			_, err := eventual.MovedPast(t.Context(), nil, eventual.Ref{Table: src, PartitionKey: "p", RowKey: "r"}, 1)
 			return err
 		},
 		"Ref.Read(nil ctx)": func() error {

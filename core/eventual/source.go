@@ -23,33 +23,13 @@ func VersionOf(e *store.Entity) int64 {
 	return 0
 }
 
-// Read reads the row r names from st as stored. A row that does not
-// exist is not found (found false, no error); a missing table is an
-// error, so that a step never takes it for a deleted source. The error is
-// the store's: the caller says what it was reading.
-func (r Ref) Read(ctx context.Context, st store.Store) (row store.Entity, found bool, err error) {
-	if st == nil {
-		return store.Entity{}, false, refuse("reading %s: the store is nil", r)
-	}
-	if ctx == nil {
-		return store.Entity{}, false, refuse("reading %s: the context is nil", r)
-	}
-	row, err = st.Table(r.Table).Get(ctx, r.PartitionKey, r.RowKey, nil)
-	if store.EntityNotFound(err) {
-		return store.Entity{}, false, nil
-	}
-	if err != nil {
-		return store.Entity{}, false, err
-	}
-	return row, true, nil
-}
-
 // MovedPast reports whether the source row r names has moved past
 // version v: it is gone, or it carries a newer version (VersionOf). A
 // step of an operation at version v must then not create a copy that is
 // missing, since a later operation carries the source's state or its
-// deletion. It reads the row as Read does, with Read's errors.
-func (r Ref) MovedPast(ctx context.Context, st store.Store, v int64) (bool, error) {
+// deletion. It reads the row as store.RowRef.Read does (r.Read), with its
+// errors.
+func MovedPast(ctx context.Context, st store.Store, r Ref, v int64) (bool, error) {
 	row, found, err := r.Read(ctx, st)
 	if err != nil {
 		return false, err

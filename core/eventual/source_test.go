@@ -11,8 +11,8 @@ import (
 
 // TestSourceVersions: VersionOf reads the version Write stamps on a
 // source row (0 for a row without one or with another type); Ref.Read
-// finds the row, reports a deleted one as not found without an error, and
-// a missing table as an error; Ref.MovedPast is false at the row's
+// (store.RowRef's) finds the row, reports a deleted one as not found
+// without an error, and a missing table as an error; MovedPast is false at the row's
 // version and above, true below it and once the row is gone.
 func TestSourceVersions(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
@@ -39,7 +39,7 @@ func TestSourceVersions(t *testing.T) {
 			at   int64
 			want bool
 		}{{v - 1, true}, {v, false}, {v + 1, false}} {
-			if moved, err := ref.MovedPast(ctx, st, c.at); moved != c.want || err != nil {
+			if moved, err := eventual.MovedPast(ctx, st, ref, c.at); moved != c.want || err != nil {
 				t.Errorf("MovedPast(%d) of a row at %d = %v, %v; want %v", c.at, v, moved, err, c.want)
 			}
 		}
@@ -58,7 +58,7 @@ func TestSourceVersions(t *testing.T) {
 		if row, found, err := ref.Read(ctx, st); found || err != nil {
 			t.Fatalf("read of a deleted row: %v, found %v, %v; want not found and no error", row.Properties, found, err)
 		}
-		if moved, err := ref.MovedPast(ctx, st, v+100); !moved || err != nil {
+		if moved, err := eventual.MovedPast(ctx, st, ref, v+100); !moved || err != nil {
 			t.Errorf("MovedPast of a deleted row = %v, %v; want true", moved, err)
 		}
 
@@ -66,7 +66,7 @@ func TestSourceVersions(t *testing.T) {
 		if _, found, err := gone.Read(ctx, st); found || !errors.Is(err, store.ErrNotFound) || store.Code(err) != store.CodeTableNotFound {
 			t.Errorf("read of a missing table: found %v, %v; want TableNotFound", found, err)
 		}
-		if moved, err := gone.MovedPast(ctx, st, v); moved || store.Code(err) != store.CodeTableNotFound {
+		if moved, err := eventual.MovedPast(ctx, st, gone, v); moved || store.Code(err) != store.CodeTableNotFound {
 			t.Errorf("MovedPast in a missing table = %v, %v; want TableNotFound", moved, err)
 		}
 	})

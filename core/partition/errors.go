@@ -57,13 +57,8 @@ var (
 )
 
 // Ref names an entity by its keys: the holder of a unique value, the
-// source of a copy.
-type Ref struct {
-	PartitionKey, RowKey string
-}
-
-// String formats the ref for messages.
-func (r Ref) String() string { return fmt.Sprintf("(%q, %q)", r.PartitionKey, r.RowKey) }
+// source of a copy. It is store.Key, tablekit's one key-pair type.
+type Ref = store.Key
 
 // Row identifies one of the caller's data rows in a transaction, or the
 // row a pattern's write met.

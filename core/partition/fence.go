@@ -9,18 +9,20 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// Properties of the fence and tail rows.
+// Properties of the fence and tail rows: the fence is the head at
+// FenceKey, with the default head's names.
 const (
 	// propVersion is the partition's version: the number of transactions
-	// committed through the fence. The fence and the tail both carry it.
-	propVersion = "Version"
+	// committed through the fence. The fence, the tail and the outbox
+	// rows carry it.
+	propVersion = DefaultHeadPrefix + "Version"
 	// propWriters lists the request ids of the last writers, newest first,
 	// separated by commas: the i-th (from 0) wrote version Version-i. It
 	// is an Edm.Binary of those bytes rather than a string: the size of a
 	// binary value is known without reading it, so the budget and the
 	// store's checks cost the same whatever the history's length, and the
 	// service's size formula counts it once, not twice.
-	propWriters = "Writers"
+	propWriters = DefaultHeadPrefix + "Writers"
 )
 
 // Limits of the writer history a fence keeps.
@@ -107,10 +109,10 @@ func (f Fence) next(id string, history int) (int64, []byte) {
 }
 
 // head names a head row: its RowKey and its own two properties. The
-// partition's fence is the head at FenceKey with the properties Version
-// and Writers; a head at another RowKey (NewHead) names them after
-// Options.HeadPrefix, so they never meet the properties a caller stores
-// on it.
+// partition's fence is the head at FenceKey with the properties
+// TkHeadVersion and TkHeadWriters; a head at another RowKey (NewHead)
+// names them after Options.HeadPrefix (by default the same), so they
+// never meet the properties a caller stores on it.
 type head struct {
 	rk, version, writers string
 }

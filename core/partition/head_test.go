@@ -3,6 +3,7 @@ package partition_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -122,14 +123,27 @@ func TestNewHeadRefusesBadInput(t *testing.T) {
 	if _, err := partition.NewHead(nil, "p", "a", nil); !errors.Is(err, store.ErrInvalidInput) {
 		t.Errorf("NewHead of a nil table: %v", err)
 	}
-	h, err := partition.NewHead(tbl, "p", "a", &partition.Options{HeadPrefix: "wide_"})
+	// The head's own properties are tablekit's: their prefix starts with
+	// store.ReservedPrefix, and the refusal names the option and the prefix.
+	for _, prefix := range []string{"wide_", "head_", "tk"} {
+		_, err := partition.NewHead(tbl, "p", "a", &partition.Options{HeadPrefix: prefix})
+		if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "Options.HeadPrefix") || !strings.Contains(err.Error(), `"Tk"`) {
+			t.Errorf("NewHead with HeadPrefix %q: %v, want a refusal naming Options.HeadPrefix and \"Tk\"", prefix, err)
+		}
+	}
+	h, err := partition.NewHead(tbl, "p", "a", &partition.Options{HeadPrefix: "TkWide"})
 	must(t, err)
-	if v, w := h.Properties(); v != "wide_Version" || w != "wide_Writers" {
+	if v, w := h.Properties(); v != "TkWideVersion" || w != "TkWideWriters" {
 		t.Errorf("Properties() = %q, %q", v, w)
+	}
+	d, err := partition.NewHead(tbl, "p", "a", nil)
+	must(t, err)
+	if v, w := d.Properties(); v != "TkHeadVersion" || w != "TkHeadWriters" {
+		t.Errorf("the default head's Properties() = %q, %q", v, w)
 	}
 	f, err := partition.NewHead(tbl, "p", "", nil)
 	must(t, err)
-	if v, w := f.Properties(); v != "Version" || w != "Writers" || f.RowKey() != partition.FenceKey {
+	if v, w := f.Properties(); v != "TkHeadVersion" || w != "TkHeadWriters" || f.RowKey() != partition.FenceKey {
 		t.Errorf("the fence as a head: %q, %q at %q", v, w, f.RowKey())
 	}
 }

@@ -108,7 +108,7 @@ func versions(t *testing.T, tbl store.Table, pk string) (fence, tail int64) {
 		if err != nil {
 			t.Fatalf("get %q: %v", rk, err)
 		}
-		v, _ := e.Properties["Version"].(int64)
+		v, _ := e.Properties["TkHeadVersion"].(int64)
 		if rk == partition.FenceKey {
 			fence = v
 		} else {

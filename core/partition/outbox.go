@@ -22,16 +22,16 @@ const (
 	MaxBody = bodyChunks * store.MaxBinaryBytes
 )
 
-// Properties of an outbox row.
+// Properties of an outbox row, beside propVersion.
 const (
-	propTopic        = "Topic"
-	propBody         = "Body" // then Body1, Body2, ...
-	propRequest      = "Request"
-	propCreated      = "Created"
-	propClaimedUntil = "ClaimedUntil"
-	propClaimedBy    = "ClaimedBy"
-	propClaim        = "Claim"
-	propAttempts     = "Attempts"
+	propTopic        = store.ReservedPrefix + "Topic"
+	propBody         = store.ReservedPrefix + "Body" // then TkBody1, TkBody2, ...
+	propRequest      = store.ReservedPrefix + "Request"
+	propCreated      = store.ReservedPrefix + "Created"
+	propClaimedUntil = store.ReservedPrefix + "ClaimedUntil"
+	propClaimedBy    = store.ReservedPrefix + "ClaimedBy"
+	propClaim        = store.ReservedPrefix + "Claim"
+	propAttempts     = store.ReservedPrefix + "Attempts"
 )
 
 // Message is an outbox message: the intent to deliver Body to Topic once
@@ -105,7 +105,7 @@ func chunks(b []byte) [][]byte {
 	return out
 }
 
-// bodyProp names the i-th body chunk: Body, Body1, Body2, ...
+// bodyProp names the i-th body chunk: TkBody, TkBody1, TkBody2, ...
 func bodyProp(i int) string {
 	if i == 0 {
 		return propBody

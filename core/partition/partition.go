@@ -50,14 +50,18 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// HeadPrefix names the two properties a Head at a RowKey other than
 	// FenceKey keeps for itself: HeadPrefix+"Version" and
-	// HeadPrefix+"Writers" (default "head_"). Choose a prefix the
-	// properties you store on the head never start with. The partition's
-	// fence always uses Version and Writers: New refuses a HeadPrefix.
+	// HeadPrefix+"Writers" (default DefaultHeadPrefix, "TkHead"). Like
+	// every property name tablekit stores, it starts with
+	// store.ReservedPrefix ("Tk"), which no property of yours starts
+	// with; a package whose head rows are of one kind may choose another
+	// (patterns/wide's "TkWideHead"). The partition's fence always uses
+	// the default: New refuses a HeadPrefix.
 	HeadPrefix string
 }
 
-// DefaultHeadPrefix is the default Options.HeadPrefix.
-const DefaultHeadPrefix = "head_"
+// DefaultHeadPrefix is the default Options.HeadPrefix, and the prefix of
+// the fence's own properties (TkHeadVersion, TkHeadWriters).
+const DefaultHeadPrefix = store.ReservedPrefix + "Head"
 
 // settings are Options with the defaults filled in.
 type settings struct {
@@ -121,6 +125,11 @@ func (o *Options) settings() (settings, error) {
 		s.sleep = wait.Sleep
 	}
 	if s.headPrefix != "" {
+		if !store.ReservedProperty(s.headPrefix) {
+			return s, refuse(store.CodeInvalidInput, 400,
+				"Options.HeadPrefix %s does not start with %s (store.ReservedPrefix): the head's own properties are tablekit's, and every property name tablekit stores starts with it",
+				quote(s.headPrefix), quote(store.ReservedPrefix))
+		}
 		if err := store.ValidatePropertyName(s.headPrefix + "Writers"); err != nil {
 			return s, fmt.Errorf("Options.HeadPrefix %s: %w", quote(s.headPrefix), err)
 		}

@@ -1,8 +1,10 @@
 // Package runner runs a program's background jobs: the workers of an
 // eventual engine and the sweeps of its outboxes (core/eventual's
 // Engine.Jobs), the reaping of expired claims (patterns/xindex's
-// ReapJob), the removal of orphan blobs (patterns/large's SweepJob), or
-// any function of the program's own, in one place that reports every
+// Table.ReapJob), the removal of orphan blobs (patterns/large's
+// Store.SweepJob, model's Model.SweepBlobsJob), the retention of period
+// tables (patterns/periods' Tables.RetainJob), or any function of the
+// program's own, in one place that reports every
 // error, stops with its context, and keeps the health figures a program
 // exposes (Runner.Health).
 //
@@ -59,6 +61,34 @@ type Job struct {
 
 // MaxNameLen bounds Job.Name.
 const MaxNameLen = 256
+
+// DefaultEvery is the period of every periodic job tablekit makes when
+// its options leave the period 0: the sweeps and the backlog measure of
+// an eventual engine (eventual.Engine.Jobs), the reaping of expired
+// claims (xindex.Table.ReapJob), the sweeps of orphan blobs
+// (large.Store.SweepJob, model.Model.SweepBlobsJob) and the retention of
+// period tables (periods.Tables.RetainJob). Each of those is made the
+// same way: a method <Op>Job of the value that does the work, with what
+// it cannot do without as parameters and a *JobOptions (nil: every
+// default) whose Every is the period.
+const DefaultEvery = time.Minute
+
+// Period returns the period a job's options ask for: every, or
+// DefaultEvery when every is 0. A negative every is refused with an error
+// matching store.ErrInvalidInput that names field (the option, such as
+// "JobOptions.Every") and the limit. It is the one check of a period for
+// every job constructor.
+func Period(field string, every time.Duration) (time.Duration, error) {
+	switch {
+	case every < 0:
+		e := store.Errorf(store.CodeInvalidInput, 400, "%s %s is negative: it must be 0 (the default, %s) or more", field, every, DefaultEvery)
+		e.Source = store.SourceClient
+		return 0, e
+	case every == 0:
+		return DefaultEvery, nil
+	}
+	return every, nil
+}
 
 // Backlog is what a program's background work has left to do, as a
 // Measure job read it.

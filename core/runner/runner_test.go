@@ -407,3 +407,19 @@ func TestNewRefusesBadJobs(t *testing.T) {
 		t.Fatalf("nil runner: %v", err)
 	}
 }
+
+// TestPeriod: the one check of a job's period: 0 takes DefaultEvery, a
+// positive period is kept, a negative one is refused naming the option.
+func TestPeriod(t *testing.T) {
+	for _, c := range []struct {
+		in, want time.Duration
+	}{{0, runner.DefaultEvery}, {time.Second, time.Second}, {24 * time.Hour, 24 * time.Hour}} {
+		if got, err := runner.Period("JobOptions.Every", c.in); got != c.want || err != nil {
+			t.Errorf("Period(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	_, err := runner.Period("JobOptions.Every", -time.Second)
+	if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "JobOptions.Every -1s is negative: it must be 0 (the default, 1m0s) or more") {
+		t.Errorf("Period(-1s): %v", err)
+	}
+}

@@ -310,7 +310,7 @@ func (r *Rules) Release(ctx context.Context, held []Held) {
 // movedOn reports whether entity src is gone or past version v: a later
 // operation carries its state, so a copy from v must not be created.
 func (r *Rules) movedOn(ctx context.Context, src eventual.Ref, v int64) (bool, error) {
-	moved, err := src.MovedPast(ctx, r.Store, v)
+	moved, err := eventual.MovedPast(ctx, r.Store, src, v)
 	if err != nil {
 		return false, fmt.Errorf("%s: read entity %s: %w", r.Prefix, src, err)
 	}

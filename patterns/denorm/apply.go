@@ -216,7 +216,7 @@ func (d *Source[S]) source(ctx context.Context, r Ref) (store.Entity, bool, erro
 
 // movedOn reports whether source src is gone or past version v.
 func (d *Source[S]) movedOn(ctx context.Context, src Ref, v int64) (bool, error) {
-	moved, err := d.ref(src).MovedPast(ctx, d.st, v)
+	moved, err := eventual.MovedPast(ctx, d.st, d.ref(src), v)
 	if err != nil {
 		return false, fmt.Errorf("denorm: read source %s: %w", src, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/core/eventual"
-	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/mapper"
@@ -16,21 +15,21 @@ import (
 
 // Properties a target row carries per relation, besides the copied ones.
 const (
-	// SourcePrefix + the relation's name holds the source the target's
-	// copy came from: keys.Join(PartitionKey, RowKey).
-	SourcePrefix = "TkDnSrc_"
-	// VersionPrefix + the relation's name holds the source version the
-	// copy was made from (or removed at).
-	VersionPrefix = "TkDnVer_"
+	// SourcePropertyPrefix + the relation's name holds the source the
+	// target's copy came from: keys.Join(PartitionKey, RowKey).
+	SourcePropertyPrefix = "TkDnSrc_"
+	// VersionPropertyPrefix + the relation's name holds the source
+	// version the copy was made from (or removed at).
+	VersionPropertyPrefix = "TkDnVer_"
 )
 
 // SourceProperty is the property of a target naming the source of
 // relation rel.
-func SourceProperty(rel string) string { return SourcePrefix + rel }
+func SourceProperty(rel string) string { return SourcePropertyPrefix + rel }
 
 // VersionProperty is the property of a target holding the source version
 // of relation rel.
-func VersionProperty(rel string) string { return VersionPrefix + rel }
+func VersionProperty(rel string) string { return VersionPropertyPrefix + rel }
 
 // ErrOtherSource matches an *OtherSourceError: a write (or a worker step)
 // that would give a target a second source under one relation. It is a
@@ -39,18 +38,13 @@ func VersionProperty(rel string) string { return VersionPrefix + rel }
 // data (one of the sources stops mapping to the target).
 var ErrOtherSource = errors.New("denorm: the target has another source")
 
-// Ref names a source entity: its keys in the source table.
-type Ref = partition.Ref
+// Ref names a source entity: its keys in the source table. It is
+// store.Key, tablekit's one key-pair type.
+type Ref = store.Key
 
-// Target names a target row. Table "" is the source's table.
-type Target struct {
-	Table, PartitionKey, RowKey string
-}
-
-// String formats the target for messages.
-func (t Target) String() string {
-	return fmt.Sprintf("%s (%q, %q)", t.Table, t.PartitionKey, t.RowKey)
-}
+// Target names a target row. Table "" is the source's table. It is
+// store.RowRef, tablekit's one table-qualified reference.
+type Target = store.RowRef
 
 // OtherSourceError reports a target that another source still maps to
 // under the same relation. Nothing was written for the target. Do not
@@ -177,7 +171,7 @@ func New[S any](eng *eventual.Engine, table string, rels ...Rel[S]) (*Source[S],
 			if err := store.ValidatePropertyName(f.to); err != nil {
 				return nil, fmt.Errorf("denorm: relation %q: target property %q: %w", r.name, f.to, err)
 			}
-			if strings.HasPrefix(f.to, "Tk") {
+			if store.ReservedProperty(f.to) {
 				return nil, refuse("relation %q: target property %q starts with Tk, which tablekit keeps for its own properties", r.name, f.to)
 			}
 			if other, dup := written[f.to]; dup {

@@ -139,7 +139,7 @@ func New[T any](st store.Store, table string, specs ...Spec[T]) (*Table[T], erro
 			}
 		}
 	}
-	heads := &partition.Options{HeadPrefix: headPrefix, NewID: keys.NewIDGenerator(nil, nil).New}
+	heads := &partition.Options{NewID: keys.NewIDGenerator(nil, nil).New}
 	return &Table[T]{table: st.Table(table), repo: mapper.NewRepository[T](st, table), specs: specs, prefix: kind.Prefix, heads: heads}, nil
 }
 

@@ -16,7 +16,8 @@ import (
 
 // The entity's head row. Every write of an entity is one transaction on
 // a partition.Head of its own, at HeadKey(rk): the head row (which holds
-// whether the entity exists and the RowKeys of its copies), the entity
+// whether the entity exists and the RowKeys of its copies, beside the
+// head's default TkHeadVersion and TkHeadWriters), the entity
 // and its copies. The head's commit loop (partition.Head.Run) reads the
 // head, builds the transaction, commits and decides: a writer that got in
 // first makes the write read again and try again, and a commit whose
@@ -26,9 +27,6 @@ import (
 // Delete it stays, marking the entity gone, so that the entity's next
 // writers go on from its version and history.
 const (
-	// headPrefix names the head's own two properties: TkHeadVersion and
-	// TkHeadWriters.
-	headPrefix = "TkHead"
 	// liveProperty is true on the head of an entity that exists.
 	liveProperty = "TkLive"
 	// copyProperty prefixes the properties of the head that hold the

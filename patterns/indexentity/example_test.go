@@ -73,7 +73,7 @@ func ExampleTable_Update() {
 	fmt.Println(len(jones), smiths)
 	// Output:
 	// <nil>
-	// 0 [{Sales emp_000123}]
+	// 0 [("Sales", "emp_000123")]
 }
 
 // The guide's third option: the lists live in a table of their own, one
@@ -128,6 +128,6 @@ func ExampleTable_Keys_inBlobs() {
 	blob, _, _ := st.Container("lastnames").Get(ctx, "lastname/Jones")
 	fmt.Printf("%q\n", blob)
 	// Output:
-	// [{Sales emp_000152}] <nil>
+	// [("Sales", "emp_000152")] <nil>
 	// "1\tSales\temp_000152\n"
 }

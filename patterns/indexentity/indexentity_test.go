@@ -71,7 +71,7 @@ func TestLifecycle(t *testing.T) {
 				}
 				f.drain(t)
 				keys, err := f.x.Keys(ctx, f.scope("Sales"), "lastname", "Smith")
-				if err != nil || len(keys) != 1 || keys[0] != (Key{"Sales", "emp_000123"}) {
+				if err != nil || len(keys) != 1 || keys[0] != (Key{PartitionKey: "Sales", RowKey: "emp_000123"}) {
 					t.Fatalf("Smiths' keys: %v, %v", keys, err)
 				}
 				if c := f.check(t); c.lost+c.duplicated+c.stale != 0 || c.entities != 3 {

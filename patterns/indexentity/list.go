@@ -11,10 +11,9 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// Key names one entity a list holds.
-type Key struct {
-	PartitionKey, RowKey string
-}
+// Key names one entity a list holds. It is store.Key, tablekit's one
+// key-pair type.
+type Key = store.Key
 
 // entry is one id of a list. version is the source version the entry was
 // written from (0 in a SamePartition list, which changes atomically with
@@ -145,15 +144,15 @@ func (l Layout) resolve() (Layout, error) {
 const (
 	// countProp holds the number of ids (Int32), for people reading the
 	// table.
-	countProp = "N"
-	// linePrefix starts the names of the properties holding the lines:
-	// L000, L001, ... in order.
-	linePrefix = "L"
+	countProp = store.ReservedPrefix + "Count"
+	// linePropPrefix starts the names of the properties holding the lines:
+	// TkL000, TkL001, ... in order.
+	linePropPrefix = store.ReservedPrefix + "L"
 	// maxLineProps leaves the count its property.
 	maxLineProps = store.MaxCustomProperties - 1
 )
 
-func lineProp(i int) string { return fmt.Sprintf("%s%03d", linePrefix, i) }
+func lineProp(i int) string { return fmt.Sprintf("%s%03d", linePropPrefix, i) }
 
 // segment is one stored piece of a list: an index entity holding the ids
 // whose hash is at most bound (and above the previous segment's bound),
@@ -238,7 +237,7 @@ func buildEntity(pk, rk string, entries []entry, withPK bool, l Layout) (e store
 func decodeEntity(e store.Entity, withPK bool) ([]entry, error) {
 	names := make([]string, 0, len(e.Properties))
 	for name := range e.Properties {
-		if strings.HasPrefix(name, linePrefix) {
+		if strings.HasPrefix(name, linePropPrefix) {
 			names = append(names, name)
 		}
 	}

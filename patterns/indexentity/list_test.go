@@ -138,9 +138,9 @@ func TestPackKeepsEveryIDWithinTheLimits(t *testing.T) {
 // keys with tabs' neighbours included.
 func TestTextRoundTrip(t *testing.T) {
 	in := []entry{
-		{Key: Key{"a b", "c\"d"}, version: 1},
-		{Key: Key{"Sales", "emp_1"}, version: 1 << 50},
-		{Key: Key{"日本", ""}, version: 0},
+		{Key: Key{PartitionKey: "a b", RowKey: "c\"d"}, version: 1},
+		{Key: Key{PartitionKey: "Sales", RowKey: "emp_1"}, version: 1 << 50},
+		{Key: Key{PartitionKey: "日本", RowKey: ""}, version: 0},
 	}
 	slices.SortFunc(in, entry.less)
 	out, err := decodeText(encodeText(in))

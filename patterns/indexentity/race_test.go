@@ -86,7 +86,7 @@ func TestStepRacesNeverGoBackwards(t *testing.T) {
 					must(t, err)
 					return ks
 				}
-				ann := Key{"Sales", idOf(1)}
+				ann := Key{PartitionKey: "Sales", RowKey: idOf(1)}
 
 				// Race 1: a late delete step meets a newer insert.
 				v := Employee{Dept: "Sales", ID: idOf(1), Last: "Jones"}
@@ -127,7 +127,7 @@ func TestStepRacesNeverGoBackwards(t *testing.T) {
 				if got := keysOf("Brown"); len(got) != 0 {
 					t.Fatalf("Brown lists %v after Bo became a Smith", got)
 				}
-				if got := keysOf("Smith"); !slices.Equal(got, []Key{{"Sales", idOf(2)}}) {
+				if got := keysOf("Smith"); !slices.Equal(got, []Key{{PartitionKey: "Sales", RowKey: idOf(2)}}) {
 					t.Fatalf("Smith lists %v", got)
 				}
 				if c := f.check(t); c.lost+c.duplicated+c.stale != 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/runner"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/store"
 )
@@ -33,7 +34,7 @@ func TestSweepJob(t *testing.T) {
 		}
 	}
 	var reports []SweepReport
-	job, err := SweepJob(e.later(t), time.Hour, SweepOptions{Remove: true, MaxBlobs: 1}, func(r SweepReport) { reports = append(reports, r) })
+	job, err := e.later(t).SweepJob(&JobOptions{Every: time.Hour, Sweep: SweepOptions{Remove: true, MaxBlobs: 1}, Report: func(r SweepReport) { reports = append(reports, r) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +65,9 @@ func TestSweepJob(t *testing.T) {
 	if _, err := s.Get(ctx, "a", "d"); err != nil {
 		t.Fatalf("the entity after the sweeps: %v", err)
 	}
+	if def, err := s.SweepJob(nil); err != nil || def.Every != runner.DefaultEvery {
+		t.Fatalf("SweepJob(nil): every %s, %v; want runner.DefaultEvery", def.Every, err)
+	}
 
 	for _, c := range []struct {
 		s     *Store[Doc]
@@ -72,12 +76,12 @@ func TestSweepJob(t *testing.T) {
 		msg   string
 	}{
 		{nil, time.Hour, SweepOptions{}, "store is nil"},
-		{s, 0, SweepOptions{}, "0s is not positive"},
+		{s, -time.Second, SweepOptions{}, "JobOptions.Every -1s is negative"},
 		{s, time.Hour, SweepOptions{MaxBlobs: -1}, "MaxBlobs -1"},
 		{s, time.Hour, SweepOptions{Marker: "m"}, "its own marker"},
 		{s, time.Hour, SweepOptions{MaxBlobs: 1, Partitions: []string{"a"}}, "Partitions"},
 	} {
-		if _, err := SweepJob(c.s, c.every, c.o, nil); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.msg) {
+		if _, err := c.s.SweepJob(&JobOptions{Every: c.every, Sweep: c.o}); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("SweepJob(%s, %+v): %v, want a refusal naming %q", c.every, c.o, err, c.msg)
 		}
 	}

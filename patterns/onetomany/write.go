@@ -23,12 +23,9 @@ const attempts = 16
 // ceiling doubling from 10 ms to 1 s).
 var backoff func(n int) time.Duration
 
-// headPrefix names the two properties the parent's row keeps as its
-// family's head: TkHeadVersion and TkHeadWriters.
-const headPrefix = "TkHead"
-
 // The parent's row is the family's head (a partition.Head at the
-// parent's RowKey): every write of the family is one transaction on it,
+// parent's RowKey, its own properties the default TkHeadVersion and
+// TkHeadWriters): every write of the family is one transaction on it,
 // the parent written through Txn.SetHead (or, for Add and Remove, only
 // the head's own two properties merged into it) and the children as its
 // rows. The head's commit loop (partition.Head.Run) reads the parent,
@@ -42,7 +39,7 @@ const headPrefix = "TkHead"
 
 // head returns the family's head: the parent's row.
 func (t *Table[P, C]) head(pe store.Entity) (*partition.Head, error) {
-	hd, err := partition.NewHead(t.table, pe.PartitionKey, pe.RowKey, &partition.Options{HeadPrefix: headPrefix, Attempts: attempts, Backoff: backoff})
+	hd, err := partition.NewHead(t.table, pe.PartitionKey, pe.RowKey, &partition.Options{Attempts: attempts, Backoff: backoff})
 	if err != nil {
 		return nil, fmt.Errorf("onetomany: parent (%q, %q): %w", pe.PartitionKey, pe.RowKey, err)
 	}

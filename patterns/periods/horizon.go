@@ -40,7 +40,7 @@ const HorizonTableSuffix = "Expiry"
 const (
 	horizonPK   = "periods"
 	horizonRK   = "horizon"
-	horizonProp = "Horizon"
+	horizonProp = store.ReservedPrefix + "Horizon"
 )
 
 // horizonTable is the name of the table holding the recorded horizon.

@@ -25,9 +25,10 @@ const History = 16
 // HeadPrefix names the two properties the head entity (segment 0, a
 // partition.Head) keeps for itself: HeadPrefix+"Version", the number of
 // commits on the head, and HeadPrefix+"Writers", the request ids of the
-// last History of them. A slot's property (Layout.Prefix and digits) never
-// takes either name.
-const HeadPrefix = "Series"
+// last History of them. It starts with store.ReservedPrefix, as every
+// property name tablekit stores does, which Layout.Prefix may not: a
+// slot's property (Layout.Prefix and digits) never takes either name.
+const HeadPrefix = store.ReservedPrefix + "Series"
 
 // headReserve is what the head's own two properties take of segment 0 at
 // their longest: the version, and History request ids of the longest
@@ -46,7 +47,8 @@ type Layout struct {
 	// Prefix starts every slot's property name, which continues with the
 	// slot's number zero-padded to the width of the largest: "V00" to "V23"
 	// for 24 slots. The default is "V". It must start a legal property
-	// name (a letter or '_').
+	// name (a letter or '_'), and not with store.ReservedPrefix ("Tk"),
+	// which tablekit keeps for its own properties.
 	Prefix string
 }
 
@@ -58,6 +60,9 @@ func (l Layout) names() ([]string, map[string]int, error) {
 	prefix := l.Prefix
 	if prefix == "" {
 		prefix = "V"
+	}
+	if store.ReservedProperty(prefix) {
+		return nil, nil, invalid("Layout.Prefix %q starts with %q (store.ReservedPrefix), which tablekit keeps for its own properties", l.Prefix, store.ReservedPrefix)
 	}
 	width := len(strconv.Itoa(l.Slots - 1))
 	names := make([]string, l.Slots)
@@ -73,11 +78,6 @@ func (l Layout) names() ([]string, map[string]int, error) {
 	for _, n := range []string{names[0], names[len(names)-1]} {
 		if err := store.ValidatePropertyName(n); err != nil {
 			return nil, nil, fmt.Errorf("series: Layout.Prefix %q makes slot property %q: %w", l.Prefix, n, err)
-		}
-	}
-	for name := range headReserve {
-		if _, clash := slots[name]; clash {
-			return nil, nil, fmt.Errorf("series: Layout.Prefix %q clashes with the head's property %s", l.Prefix, name)
 		}
 	}
 	return names, slots, nil

@@ -205,6 +205,7 @@ func TestBadInputIsRefusedAndNothingWritten(t *testing.T) {
 			{"emp", "d", Layout{Slots: MaxSlots + 1}, nil, "Slots 100001 is out of range"},
 			{"emp", "d", Layout{Slots: 24, Prefix: "1x"}, nil, `"1x"`},
 			{"emp", "d", Layout{Slots: 24, Prefix: "a-b"}, nil, `"a-b"`},
+			{"emp", "d", Layout{Slots: 24, Prefix: "TkSeries"}, nil, `Layout.Prefix "TkSeries" starts with "Tk" (store.ReservedPrefix)`},
 			{"emp", "d", Layout{Slots: 24}, &Options{MaxSegments: MaxSegments + 1}, "Options.MaxSegments"},
 			{"emp", "d", Layout{Slots: 24}, &Options{Attempts: -1}, "Options.Attempts -1: want 0 (the default, 10) or more"},
 		} {

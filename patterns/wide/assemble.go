@@ -165,7 +165,7 @@ func join(parts []*row) (map[string]any, error) {
 	var where map[string]*row
 	for _, p := range parts {
 		for _, pr := range p.props {
-			if !strings.HasPrefix(pr.name, ReservedPrefix) {
+			if !strings.HasPrefix(pr.name, propPrefix) {
 				n := len(props)
 				if props[pr.name] = pr.v; len(props) == n {
 					return nil, p.corrupt("property %s is stored in two rows", pr.name)

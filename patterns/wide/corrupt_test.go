@@ -25,7 +25,7 @@ func TestReadRefusesForeignRows(t *testing.T) {
 		{"a header naming 101 rows", func(r []store.Entity) { r[0].Properties[propRows] = int32(101) }, ErrCorrupt},
 		{"a header without writes", func(r []store.Entity) { r[0].Properties[propWrites] = "" }, ErrCorrupt},
 		{"a property in two rows", func(r []store.Entity) { r[2].Properties["C0000"] = int32(1) }, ErrCorrupt},
-		{"an unknown reserved property", func(r []store.Entity) { r[2].Properties["wide_other"] = "x" }, ErrCorrupt},
+		{"an unknown reserved property", func(r []store.Entity) { r[2].Properties["TkWideOther"] = "x" }, ErrCorrupt},
 		{"a piece missing", func(r []store.Entity) { delete(r[0].Properties, pieceName("Body", 0)) }, ErrCorrupt},
 		{"pieces of two types", func(r []store.Entity) { r[0].Properties[pieceName("Body", 0)] = []byte("x") }, ErrCorrupt},
 		{"a value both whole and in pieces", func(r []store.Entity) { r[2].Properties["Body"] = "x" }, ErrCorrupt},

@@ -20,13 +20,15 @@
 // stays within 252 properties, 1 MiB by the service's size formula and 1
 // MiB of JSON body (which Azurite checks on a replace), and a string or
 // binary value over its property limit is first cut into
-// pieces of at most the limit, named wide_0_Name, wide_1_Name and so on. A
-// value that fits one entity takes one row. Every row carries the
-// version of the write that wrote it (wide_version); the header also
-// carries the number of rows (wide_rows, which makes headers recognisable
-// among other rows: see IDs) and the two properties of the value's head
-// row (wide_head_Version, wide_head_Writers): the header is a
-// partition.Head at its RowKey.
+// pieces of at most the limit, named TkWide0_Name, TkWide1_Name and so
+// on. A value that fits one entity takes one row. Every row carries the
+// version of the write that wrote it (TkWideVersion); the header also
+// carries the number of rows (TkWideRows, which makes headers
+// recognisable among other rows: see IDs) and the two properties of the
+// value's head row (TkWideHeadVersion, TkWideHeadWriters): the header is
+// a partition.Head at its RowKey. Like every property name tablekit
+// stores, they start with store.ReservedPrefix ("Tk"), which a value's
+// property names may not.
 //
 // # Writes
 //

@@ -15,14 +15,10 @@ const (
 	// MaxRows is the most rows one value may take: every row is written by
 	// one action of one entity group transaction.
 	MaxRows = store.MaxBatchActions
-	// ReservedPrefix starts every property name the package uses itself:
-	// the header's and parts' own properties, and the pieces of a split
-	// value. A value may not have a property whose name starts with it.
-	ReservedPrefix = "wide_"
 	// MaxNameUnits is the longest property name a value may have, in
-	// UTF-16 code units: the service's 255 less the 9 that the name of a
-	// piece of a split value adds ("wide_123_").
-	MaxNameUnits = store.MaxPropertyNameUnits - len(ReservedPrefix) - 4
+	// UTF-16 code units: the service's 255 less the 10 that the name of a
+	// piece of a split value adds ("TkWide123_").
+	MaxNameUnits = store.MaxPropertyNameUnits - len(propPrefix) - 4
 	// History is how many recent writes the header remembers: a write
 	// whose answer was lost is resolved exactly while fewer than History
 	// other writes of the value land before the header is read back.
@@ -33,24 +29,30 @@ const (
 // piece's name has at most three digits.
 const maxPieces = 1000
 
-// The package's own properties.
+// The package's own properties. Their names start with propPrefix, and
+// so with store.ReservedPrefix, which no property of a value may start
+// with.
 const (
+	// propPrefix starts every property name the package uses itself:
+	// the header's and parts' own properties, and the pieces of a split
+	// value.
+	propPrefix = store.ReservedPrefix + "Wide"
 	// propVersion, on the header and on every part, is the number of
 	// writes the value has had (deletes included); every part carries the
 	// version of the write that wrote it, so a reader can tell that the
 	// parts it read belong to the header it read.
-	propVersion = ReservedPrefix + "version"
+	propVersion = propPrefix + "Version"
 	// propRows, on the header only, is the number of rows of the value,
 	// header included; 0 marks a deleted value. It is what makes a header
 	// recognisable among the other rows of a partition.
-	propRows = ReservedPrefix + "rows"
+	propRows = propPrefix + "Rows"
 	// headPrefix names the properties the header keeps as the value's
 	// head row (a partition.Head at the header's RowKey): propHeadVersion,
 	// the number of commits on the head (the value's writes, and the
 	// empty commits that shut a lost write out), and propWrites, the
 	// request ids of the last History of them, newest first,
 	// comma-separated (an Edm.Binary).
-	headPrefix      = ReservedPrefix + "head_"
+	headPrefix      = propPrefix + "Head"
 	propHeadVersion = headPrefix + "Version"
 	propWrites      = headPrefix + "Writers"
 )
@@ -83,14 +85,15 @@ func rowIndex(id, rk string) (int, bool) {
 	return int(n), true
 }
 
-// pieceName is the property that holds piece k of property name.
+// pieceName is the property that holds piece k of property name:
+// TkWide<k>_<name>.
 func pieceName(name string, k int) string {
-	return ReservedPrefix + strconv.Itoa(k) + "_" + name
+	return propPrefix + strconv.Itoa(k) + "_" + name
 }
 
 // parsePiece reverses pieceName; ok is false for any other name.
 func parsePiece(prop string) (name string, k int, ok bool) {
-	rest, found := strings.CutPrefix(prop, ReservedPrefix)
+	rest, found := strings.CutPrefix(prop, propPrefix)
 	if !found {
 		return "", 0, false
 	}
@@ -248,9 +251,9 @@ const maxRowBody = store.MaxEntitySize
 
 // validName refuses a property name the layout cannot store.
 func validName(name string) error {
-	if strings.HasPrefix(name, ReservedPrefix) {
+	if store.ReservedProperty(name) {
 		return refuse(store.CodePropertyNameInvalid, 400,
-			"property name %q starts with %q, which the wide-entity layout reserves for its own properties", name, ReservedPrefix)
+			"property name %q starts with %q (store.ReservedPrefix), which tablekit reserves for its own properties", name, store.ReservedPrefix)
 	}
 	if err := store.ValidatePropertyName(name); err != nil {
 		return err

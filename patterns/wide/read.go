@@ -208,7 +208,7 @@ func (rr *rowsReader) SetGUID(name string, v store.GUID) error { return rr.add(n
 
 // IDs returns the ids of the values stored in partition pk (of T's kind,
 // when T declares a RowKey prefix), in RowKey order. It reads only the
-// headers, which the package's own property wide_rows makes recognisable
+// headers, which the package's own property TkWideRows makes recognisable
 // among the other rows of the partition, but the service scans the
 // partition's rows to find them (of the kind's RowKey range, when T has
 // one). Deleted values are left out.

@@ -64,7 +64,7 @@ type Wide[T any] struct {
 // strings and binary values longer than one property holds) or
 // Properties. It does no I/O. It fails for a T the mapper cannot map, a
 // property name the layout cannot store (one starting with
-// ReservedPrefix, or longer than MaxNameUnits), a nil st (or one holding
+// store.ReservedPrefix, or longer than MaxNameUnits), a nil st (or one holding
 // a nil pointer), a bad table name and bad Options, naming the value and
 // the limit.
 func New[T any](st store.Store, name string, opts *Options) (*Wide[T], error) {

@@ -263,7 +263,7 @@ func TestBadInput(t *testing.T) {
 	type reserved struct {
 		PK  string `table:",pk"`
 		RK  string `table:",rk"`
-		Bad string `table:"wide_x"`
+		Bad string `table:"TkX"`
 	}
 	type tooLong struct {
 		PK   string `table:",pk"`
@@ -275,7 +275,7 @@ func TestBadInput(t *testing.T) {
 		name := freshTable(t, b)
 		for what, err := range map[string]error{
 			"a field named with the reserved prefix": func() error { _, err := New[reserved](b.Store, name, nil); return err }(),
-			"a field name over 246 characters":       func() error { _, err := New[tooLong](b.Store, name, nil); return err }(),
+			"a field name over 245 characters":       func() error { _, err := New[tooLong](b.Store, name, nil); return err }(),
 			"a type the mapper cannot map":           func() error { _, err := New[noKeys](b.Store, name, nil); return err }(),
 			"a bad table name":                       func() error { _, err := New[Properties](b.Store, "no-dashes", nil); return err }(),
 			"no store":                               func() error { _, err := New[Properties](nil, name, nil); return err }(),
@@ -305,7 +305,7 @@ func TestBadInput(t *testing.T) {
 			{"id too long for its row keys", func() error { _, err := w.Put(t.Context(), "p", long, &ok, ""); return err }, store.CodeKeyValueTooLarge},
 			{"id not UTF-8", func() error { _, err := w.Put(t.Context(), "p", badUTF8, &ok, ""); return err }, store.CodeInvalidInput},
 			{"reserved property name", func() error {
-				v := Properties{"wide_rows": int32(1)}
+				v := Properties{"TkWideRows": int32(1)}
 				_, err := w.Put(t.Context(), "p", "v", &v, "")
 				return err
 			}, store.CodePropertyNameInvalid},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/core/runner"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
@@ -38,12 +39,15 @@ func TestReapJob(t *testing.T) {
 		if f.bareClaims(t, "Sales") != 1 || f.bareClaims(t, "Eng") != 1 {
 			t.Fatalf("claims left: Sales %d, Eng %d; want one each", f.bareClaims(t, "Sales"), f.bareClaims(t, "Eng"))
 		}
-		job, err := xindex.ReapJob(f.x, "email", time.Minute, "Sales", "Eng")
+		job, err := f.x.ReapJob("email", nil, "Sales", "Eng")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "xindex/" + f.staff + "/reap/email"; job.Name != want || job.Every != time.Minute {
-			t.Fatalf("job %s every %s, want %s every 1m", job.Name, job.Every, want)
+		if want := "xindex/" + f.staff + "/reap/email"; job.Name != want || job.Every != runner.DefaultEvery {
+			t.Fatalf("job %s every %s, want %s every runner.DefaultEvery", job.Name, job.Every, want)
+		}
+		if hourly, err := f.x.ReapJob("email", &xindex.JobOptions{Every: time.Hour}, "Sales"); err != nil || hourly.Every != time.Hour {
+			t.Fatalf("JobOptions.Every 1h: every %s, %v", hourly.Every, err)
 		}
 		if err := job.Run(ctx); err != nil {
 			t.Fatal(err)
@@ -68,7 +72,7 @@ func TestReapJob(t *testing.T) {
 			t.Fatalf("%d claims in Sales, want the crashed write's", n)
 		}
 		e.Pass(lease + 100*time.Millisecond)
-		bad, err := xindex.ReapJob(f.x, "email", time.Minute, "Bad", "Sales")
+		bad, err := f.x.ReapJob("email", nil, "Bad", "Sales")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,10 +92,10 @@ func TestReapJob(t *testing.T) {
 		}{
 			{nil, "email", time.Minute, []string{"Sales"}, "table is nil"},
 			{f.x, "nope", time.Minute, []string{"Sales"}, "nope"},
-			{f.x, "email", 0, []string{"Sales"}, "0s is not positive"},
+			{f.x, "email", -time.Second, []string{"Sales"}, "JobOptions.Every -1s is negative"},
 			{f.x, "email", time.Minute, nil, "no partition"},
 		} {
-			if _, err := xindex.ReapJob(c.x, c.index, c.every, c.pks...); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.msg) {
+			if _, err := c.x.ReapJob(c.index, &xindex.JobOptions{Every: c.every}, c.pks...); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.msg) {
 				t.Errorf("ReapJob(%s, %s, %v): %v, want a refusal naming %q", c.index, c.every, c.pks, err, c.msg)
 			}
 		}

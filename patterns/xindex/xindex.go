@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
-	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/claims"
 	"github.com/tablekit/tablekit/internal/naming"
 	"github.com/tablekit/tablekit/keys"
@@ -49,7 +48,8 @@ var (
 // may still commit.
 
 // Ref names an entity: its PartitionKey and RowKey in the indexed table.
-type Ref = partition.Ref
+// It is store.Key, tablekit's one key-pair type.
+type Ref = store.Key
 
 // HeldTwiceError reports, from a worker, a unique value whose copy belongs
 // to another entity that still holds the value: the two entities were
