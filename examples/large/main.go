@@ -129,7 +129,7 @@ func run(ctx context.Context, w io.Writer, st store.Store, table, container stri
 		return fmt.Errorf("the crashed write: %v", err)
 	}
 	fmt.Fprintf(w, "a writer crashed (%v) between its blob and its entity: no entity, blobs %d (one orphan)\n", crashed, blobs())
-	rep, err := docs.Sweep(ctx, large.SweepOptions{Remove: true})
+	rep, err := docs.Sweep(ctx, large.SweepOptions{})
 	if err != nil {
 		return err
 	}
@@ -138,11 +138,11 @@ func run(ctx context.Context, w io.Writer, st store.Store, table, container stri
 	if err != nil {
 		return err
 	}
-	if rep, err = later.Sweep(ctx, large.SweepOptions{}); err != nil {
+	if rep, err = later.Sweep(ctx, large.SweepOptions{DryRun: true}); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "sweep two hours later, dry run: orphans found %d, referenced %d, removed %d\n", len(rep.Orphans), rep.Referenced, rep.Removed)
-	if rep, err = later.Sweep(ctx, large.SweepOptions{Remove: true}); err != nil {
+	if rep, err = later.Sweep(ctx, large.SweepOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "sweep two hours later: removed %d, blobs left %d\n", rep.Removed, blobs())

@@ -276,11 +276,11 @@ func TestCrashAtEveryStep(t *testing.T) {
 								t.Errorf("%s at request %d: reference %s has no blob", kind, at, r)
 							}
 						}
-						young, err := clean.Sweep(ctx, SweepOptions{Remove: true, Partitions: []string{pk}})
+						young, err := clean.Sweep(ctx, SweepOptions{Partitions: []string{pk}})
 						if err != nil || young.Removed != 0 {
 							t.Fatalf("a sweep within the grace period removed %d: %v", young.Removed, err)
 						}
-						rep, err := later.Sweep(ctx, SweepOptions{Remove: true, Partitions: []string{pk}})
+						rep, err := later.Sweep(ctx, SweepOptions{Partitions: []string{pk}})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -386,7 +386,7 @@ func TestLostAnswerWithAnotherWriter(t *testing.T) {
 				}
 				refs := e.refs(t, clean, pk, "d")
 				blobs := blobsOf(t, e, pk)
-				rep, err := later.Sweep(ctx, SweepOptions{Remove: true, Partitions: []string{pk}})
+				rep, err := later.Sweep(ctx, SweepOptions{Partitions: []string{pk}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -496,7 +496,7 @@ func TestMemstoreFaultsSettledByTheBackend(t *testing.T) {
 			if (errDel == nil) != errors.Is(gerr, store.ErrNotFound) {
 				t.Fatalf("%s, applied %v: DeleteKey returned %v, then Get %v", op, after, errDel, gerr)
 			}
-			rep, err := e.later(t).Sweep(ctx, SweepOptions{Remove: true})
+			rep, err := e.later(t).Sweep(ctx, SweepOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@
 //	err = docs.Put(ctx, &d)                                // blobs first, then the entity
 //	d, err := docs.Get(ctx, "inbox", "d1")                 // entity, then its blobs in parallel
 //	d, err := docs.GetFields(ctx, "inbox", "d1", "Title")  // no blob read at all
-//	rep, err := docs.Sweep(ctx, large.SweepOptions{Remove: true})
+//	rep, err := docs.Sweep(ctx, large.SweepOptions{})
 //
 // A large value stays in the entity while it is small (Options.Threshold,
 // 32 KiB by default) and the entity stays within Options.EntityBudget

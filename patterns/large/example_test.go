@@ -80,14 +80,14 @@ func ExampleStore_Sweep() {
 
 	// Within the grace period nothing is removed: a write may be about
 	// to reference the blob.
-	rep, _ := docs.Sweep(ctx, large.SweepOptions{Remove: true})
+	rep, _ := docs.Sweep(ctx, large.SweepOptions{})
 	fmt.Println("now:", rep)
 
 	// A sweeper running two hours later; a dry run first, then for real.
 	later, _ := large.New[Doc](st, "Docs", "docs", &large.Options{Now: func() time.Time { return time.Now().Add(2 * time.Hour) }})
-	rep, _ = later.Sweep(ctx, large.SweepOptions{})
+	rep, _ = later.Sweep(ctx, large.SweepOptions{DryRun: true})
 	fmt.Println("dry run:", rep, rep.Orphans)
-	rep, _ = later.Sweep(ctx, large.SweepOptions{Remove: true})
+	rep, _ = later.Sweep(ctx, large.SweepOptions{})
 	fmt.Println("sweep:", rep)
 	// Output:
 	// now: listed 2, referenced 0, young 2, foreign 0, orphans 0, removed 0, entity reads 0

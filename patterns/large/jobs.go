@@ -16,9 +16,9 @@ type JobOptions struct {
 	// run and the start of the next (default runner.DefaultEvery, 1
 	// minute). It may not be negative.
 	Every time.Duration
-	// Sweep shapes each run (default: a dry run over all of the table's
-	// blobs). Set Sweep.Remove to delete the orphans; without it the runs
-	// only report them. With Sweep.MaxBlobs a run stops after that many
+	// Sweep shapes each run (default: the orphans of all of the table's
+	// blobs removed). Set Sweep.DryRun for runs that only report them.
+	// With Sweep.MaxBlobs a run stops after that many
 	// blobs and the next one goes on from there (SweepReport.Marker),
 	// starting over once a pass is complete, so each run's cost stays
 	// bounded. Sweep.Marker must be empty: the job keeps its own.

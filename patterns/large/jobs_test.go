@@ -34,7 +34,7 @@ func TestSweepJob(t *testing.T) {
 		}
 	}
 	var reports []SweepReport
-	job, err := e.later(t).SweepJob(&JobOptions{Every: time.Hour, Sweep: SweepOptions{Remove: true, MaxBlobs: 1}, Report: func(r SweepReport) { reports = append(reports, r) }})
+	job, err := e.later(t).SweepJob(&JobOptions{Every: time.Hour, Sweep: SweepOptions{MaxBlobs: 1}, Report: func(r SweepReport) { reports = append(reports, r) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,7 +350,7 @@ func TestKeysOfAnyCharacter(t *testing.T) {
 				t.Fatalf("key %q: %v", k, err)
 			}
 		}
-		rep, err := e.later(t).Sweep(t.Context(), SweepOptions{Remove: true})
+		rep, err := e.later(t).Sweep(t.Context(), SweepOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

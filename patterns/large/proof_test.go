@@ -125,7 +125,7 @@ func TestProofSeededFaults(t *testing.T) {
 				t.Errorf("%s: d%d holds %q, the last acknowledged put %q", label, id, got, tt)
 			}
 		}
-		rep, err := e.later(t).Sweep(ctx, SweepOptions{Remove: true})
+		rep, err := e.later(t).Sweep(ctx, SweepOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

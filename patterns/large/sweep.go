@@ -8,12 +8,11 @@ import (
 	"github.com/tablekit/tablekit/store"
 )
 
-// SweepOptions shape a Sweep. The zero value is a dry run over all of the
-// table's blobs.
+// SweepOptions shape a Sweep. The zero value removes the orphans of all
+// of the table's blobs, as every cleanup of tablekit does by default.
 type SweepOptions struct {
-	// Remove deletes the orphans found. Without it the sweep is a dry run:
-	// it only reports them.
-	Remove bool
+	// DryRun reports the orphans found and deletes nothing.
+	DryRun bool
 	// Partitions, when set, limits the sweep to the blobs of these
 	// partitions' entities (one listing by name prefix each).
 	Partitions []string
@@ -59,7 +58,7 @@ func (r SweepReport) String() string {
 
 // Sweep finds the blobs of the table's entities that no entity references
 // and that are older than Options.Grace (left by a write or delete that
-// crashed or lost an answer), and with opts.Remove deletes them.
+// crashed or lost an answer), and deletes them (unless opts.DryRun).
 //
 // A blob's name holds its entity's keys, and an entity's blobs sort
 // together, so the sweep lists the table's blobs by name prefix (one
@@ -190,7 +189,7 @@ func (w *sweeper[T]) flush(ctx context.Context) error {
 			w.rep.Orphans = append(w.rep.Orphans, b.Name)
 		}
 	}
-	if !w.opts.Remove {
+	if w.opts.DryRun {
 		return nil
 	}
 	errs := s.each(ctx, len(orphans), func(ctx context.Context, i int) error {

@@ -55,7 +55,7 @@ func TestSweep(t *testing.T) {
 		slices.Sort(orphans)
 		referenced := 6
 
-		young, err := s.Sweep(ctx, SweepOptions{Remove: true})
+		young, err := s.Sweep(ctx, SweepOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestSweep(t *testing.T) {
 		}
 
 		later := e.later(t)
-		dry, err := later.Sweep(ctx, SweepOptions{})
+		dry, err := later.Sweep(ctx, SweepOptions{DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestSweep(t *testing.T) {
 		}
 
 		// One partition only.
-		part, err := later.Sweep(ctx, SweepOptions{Remove: true, Partitions: []string{"b"}})
+		part, err := later.Sweep(ctx, SweepOptions{Partitions: []string{"b"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestSweep(t *testing.T) {
 			if pages > 10 {
 				t.Fatal("the sweep does not end")
 			}
-			r, err := later.Sweep(ctx, SweepOptions{Remove: true, MaxBlobs: 3, Marker: marker})
+			r, err := later.Sweep(ctx, SweepOptions{MaxBlobs: 3, Marker: marker})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,7 +202,7 @@ func TestSweepKeepsOtherKindsBlobs(t *testing.T) {
 		if err := atts.Put(ctx, &Attachment{Folder: "f", ID: "att", Body: noise(1, 100_000)}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := e.later(t).Sweep(ctx, SweepOptions{Remove: true})
+		rep, err := e.later(t).Sweep(ctx, SweepOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
