@@ -191,3 +191,55 @@ func parseRef(s string) (eventual.Ref, error) {
 	}
 	return eventual.Ref{Table: parts[0], PartitionKey: parts[1], RowKey: parts[2]}, nil
 }
+
+// SourceOf returns the entity whose copy name (a CopyTo of this model) the
+// row (pk, rk) of the copy's table holds: a department row's manager. It
+// reads the row, then the entity it names, and returns the entity (with
+// its ETag) only when it still maps to that row, so a copy left behind by
+// an entity that moved on, or by one deleted, is never taken for the
+// current source. A row that holds no copy of the model, or whose entity
+// no longer maps to it, is an error matching store.ErrNotFound. Two point
+// reads.
+func (m *Model[T]) SourceOf(ctx context.Context, name, pk, rk string) (*T, error) {
+	if ctx == nil {
+		return nil, refuse("the context is nil")
+	}
+	f := m.byName[name]
+	if f == nil || f.kind != featCopy {
+		return nil, refuse("no copy named %q is declared (a CopyTo of this model)", name)
+	}
+	if err := store.ValidateKeys(pk, rk); err != nil {
+		return nil, fmt.Errorf("model: copy %s: %w", name, err)
+	}
+	row, err := m.st.Table(f.table).Get(ctx, pk, rk, nil)
+	if err != nil {
+		return nil, err
+	}
+	_, srcP := copyProps(f)
+	s, _ := row.Properties[srcP].(string)
+	if s == "" {
+		return nil, notFound("row (%q, %q) of %s holds no copy %s", pk, rk, f.table, name)
+	}
+	src, err := parseRef(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: row (%q, %q) of %s: %s %q: %w", ErrBypassed, pk, rk, f.table, srcP, s, err)
+	}
+	if src.Table != m.table {
+		return nil, notFound("row (%q, %q) of %s holds the copy %s of an entity of %s, not of %s", pk, rk, f.table, name, src.Table, m.table)
+	}
+	id := idOf(src.RowKey)
+	if id == "" {
+		return nil, notFound("row (%q, %q) of %s: its copy %s names %s, not an entity", pk, rk, f.table, name, s)
+	}
+	v, err := m.Get(ctx, src.PartitionKey, id)
+	if store.EntityNotFound(err) {
+		return nil, notFound("row (%q, %q) of %s: the entity (%q, %q) its copy %s names is gone", pk, rk, f.table, src.PartitionKey, id, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tpk, trk := f.target(v); tpk != pk || trk != rk {
+		return nil, notFound("row (%q, %q) of %s: entity (%q, %q) no longer maps its copy %s to it", pk, rk, f.table, src.PartitionKey, id, name)
+	}
+	return v, nil
+}

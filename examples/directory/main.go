@@ -182,6 +182,11 @@ func Handler(s *Storage) http.Handler {
 		d, err := s.Department(r.Context(), r.PathValue("id"))
 		reply(w, http.StatusOK, d, err)
 	})
+	mux.HandleFunc("GET /departments/{id}/manager", func(w http.ResponseWriter, r *http.Request) {
+		// The employee whose copy the department row holds: two point reads.
+		e, err := s.Staff.SourceOf(r.Context(), "manager", "dept", r.PathValue("id"))
+		reply(w, http.StatusOK, e, err)
+	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		h := s.Runner.Health() // no I/O: the runner's last readings
 		out := health{Backlog: h.Backlog(), Failing: append([]string{}, h.Failing()...), Jobs: h.Jobs}

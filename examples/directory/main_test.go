@@ -156,6 +156,13 @@ func testDirectory(t *testing.T, st store.Store) {
 		c.want(200, "GET", "/departments/sales", "", &d)
 		return d.FirstName == "Ann" && d.Phone == "555-0101"
 	})
+	// The department's manager, read through the copy's source.
+	var m Employee
+	c.want(200, "GET", "/departments/sales/manager", "", &m)
+	if m.ID != "e1" || m.Email != "ann@contoso.com" {
+		t.Fatalf("the manager of sales: %+v", m)
+	}
+	c.want(404, "GET", "/departments/ops/manager", "", nil) // no such department row
 	c.want(200, "PATCH", "/employees/sales/e1", `{"phone":"555-0199"}`, &e)
 	eventually(t, "the new phone on the department", func() bool {
 		c.want(200, "GET", "/departments/sales", "", &d)
@@ -212,6 +219,7 @@ func testDirectory(t *testing.T, st store.Store) {
 	if b, err := s.Archive.ReadBlob(ctx, "sales", "e1", "photo"); err != nil || !bytes.Equal(b, photo2) || len(blobs(t, s)) != 1 {
 		t.Fatalf("the archived photo: %d bytes, %v; blobs %v", len(b), err, blobs(t, s))
 	}
+	c.want(404, "GET", "/departments/sales/manager", "", nil) // archived: no longer its source
 	eventually(t, "the manager's copy removed", func() bool {
 		d = Department{}
 		c.want(200, "GET", "/departments/sales", "", &d)
