@@ -34,7 +34,7 @@ func TestImportKillAndResume(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		parts, rows, pace := 40, 500, "20ms"
 		if b.name == "azurite" {
-			parts, rows, pace = 20, 200, "5ms"
+			parts, rows, pace = 20, 200, "20ms"
 		}
 		dir := t.TempDir()
 		in := filepath.Join(dir, "big.jsonl")
