@@ -92,15 +92,22 @@ func (h *Head) Begin(ctx context.Context) (*Txn, error) { return h.p.Begin(ctx) 
 // committed on the head after f.
 func (h *Head) BeginAt(f Fence) (*Txn, error) { return h.p.BeginAt(f) }
 
+// Absent is the state of the head while its row does not exist: what a
+// read that found no row decodes to, and the RunOptions.Start of an
+// insert that begins without a read (its commit is refused on the head,
+// nothing applied, if the row exists after all).
+func (h *Head) Absent() Fence { return Fence{pk: h.p.pk, rk: h.p.h.rk} }
+
 // FenceOf decodes the state of the head from its row as the caller read
 // it (a Get or a query that selected at least the head's two properties,
-// Head.Properties), or nil for a head row that does not exist: for a
-// caller that reads the head row together with properties of its own. A
-// row of another RowKey or partition, or one whose head properties the
-// package did not write, is refused (ErrCorrupt for the latter).
+// Head.Properties), or nil for a head row that does not exist (Absent):
+// for a caller that reads the head row together with properties of its
+// own. A row of another RowKey or partition, or one whose head
+// properties the package did not write, is refused (ErrCorrupt for the
+// latter).
 func (h *Head) FenceOf(e *store.Entity) (Fence, error) {
 	if e == nil {
-		return Fence{pk: h.p.pk, rk: h.p.h.rk}, nil
+		return h.Absent(), nil
 	}
 	if e.PartitionKey != h.p.pk || e.RowKey != h.p.h.rk {
 		return Fence{pk: h.p.pk, rk: h.p.h.rk}, refuse(store.CodeInvalidInput, 400, "FenceOf was given a row that is not the head %s of partition %s", quote(h.p.h.rk), quote(h.p.pk))

@@ -311,7 +311,7 @@ func (x *Table[T]) write(ctx context.Context, pk, rk string, fresh bool, plan fu
 		e, err := x.table.Get(ctx, pk, hd.RowKey(), nil)
 		if store.EntityNotFound(err) {
 			st = state{}
-			return hd.FenceOf(nil)
+			return hd.Absent(), nil
 		}
 		if err != nil {
 			return partition.Fence{}, err
@@ -320,10 +320,7 @@ func (x *Table[T]) write(ctx context.Context, pk, rk string, fresh bool, plan fu
 		return hd.FenceOf(&e)
 	}
 	if fresh {
-		f, err := hd.FenceOf(nil)
-		if err != nil {
-			return nil, err
-		}
+		f := hd.Absent()
 		run.Start = &f
 	}
 	res, err := hd.Run(ctx, func(_ context.Context, tx *partition.Txn) error {

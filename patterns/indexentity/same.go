@@ -131,16 +131,13 @@ func (x *Table[T]) writeSame(ctx context.Context, w write[T]) error {
 // written before its head existed, or none.
 func (x *Table[T]) readHead(ctx context.Context, hd *partition.Head, w *write[T], first bool) (partition.Fence, headState, error) {
 	if w.kind == wInsert && first {
-		f, err := hd.FenceOf(nil)
-		return f, headState{}, err
+		return hd.Absent(), headState{}, nil
 	}
 	e, err := x.table.Get(ctx, w.pk, hd.RowKey(), nil)
 	var f partition.Fence
 	switch {
 	case store.EntityNotFound(err):
-		if f, err = hd.FenceOf(nil); err != nil {
-			return f, headState{}, err
-		}
+		f = hd.Absent()
 	case err != nil:
 		return f, headState{}, err
 	default:

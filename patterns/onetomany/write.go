@@ -71,7 +71,7 @@ func (t *Table[P, C]) write(ctx context.Context, pe store.Entity, ms []member, f
 		e, err := t.table.Get(ctx, pe.PartitionKey, pe.RowKey, &store.GetOptions{Select: []string{t.prop, ver, wr}})
 		if store.EntityNotFound(err) {
 			kind = nil
-			return hd.FenceOf(nil)
+			return hd.Absent(), nil
 		}
 		if err != nil {
 			return partition.Fence{}, fmt.Errorf("onetomany: read of parent (%q, %q) of table %s: %w", pe.PartitionKey, pe.RowKey, t.table.Name(), err)
@@ -80,10 +80,7 @@ func (t *Table[P, C]) write(ctx context.Context, pe store.Entity, ms []member, f
 		return hd.FenceOf(&e)
 	}}
 	if fresh {
-		f, err := hd.FenceOf(nil)
-		if err != nil {
-			return nil, err
-		}
+		f := hd.Absent()
 		run.Start = &f
 	}
 	res, err := hd.Run(ctx, func(_ context.Context, tx *partition.Txn) error {
@@ -480,10 +477,7 @@ func (d *deletion[P, C]) step(fam *listing, first bool, tx *partition.Txn, n *in
 // own properties too), and the keys of the children.
 func (d *deletion[P, C]) list(ctx context.Context) (listing, error) {
 	var fam listing
-	var err error
-	if fam.fence, err = d.hd.FenceOf(nil); err != nil {
-		return fam, err
-	}
+	fam.fence = d.hd.Absent()
 	ver, wr := d.hd.Properties()
 	t := d.t
 	cond := filter.PK.Eq(d.pe.PartitionKey).And(filter.RK.Ge(d.pe.RowKey))

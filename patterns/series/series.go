@@ -243,10 +243,7 @@ func (s *Series) load(ctx context.Context) (*state, error) {
 func (s *Series) loadOnce(ctx context.Context) (*state, int, error) {
 	q := store.Query{Filter: filter.PK.Eq(s.pk).And(filter.RK.Ge(s.rng.Lower), filter.RK.Lt(s.rng.Upper)).String()}
 	st := &state{where: map[int]int{}}
-	var err error
-	if st.fence, err = s.head.FenceOf(nil); err != nil {
-		return nil, 0, err
-	}
+	st.fence = s.head.Absent()
 	pages := 0
 	for {
 		page, err := s.table.Query(ctx, q)

@@ -252,8 +252,7 @@ func (w *Wide[T]) IDs(ctx context.Context, pk string) iter.Seq2[string, error] {
 func (w *Wide[T]) readHeader(ctx context.Context, t *target, hd *partition.Head) (header, partition.Fence, error) {
 	e, err := w.table.Get(ctx, t.pk, t.head, &store.GetOptions{Select: headerSelect})
 	if errors.Is(err, store.ErrNotFound) && store.Code(err) == store.CodeResourceNotFound {
-		f, err := hd.FenceOf(nil)
-		return header{}, f, err
+		return header{}, hd.Absent(), nil
 	}
 	if err != nil {
 		return header{}, partition.Fence{}, err
