@@ -236,23 +236,35 @@ func listRange() (keys.Range, error) { return keys.PrefixOf("n") }
 // entityRange is the range of RowKeys of the entity rows of a partition.
 func entityRange() (keys.Range, error) { return keys.PrefixOf("e") }
 
-// holdersIn reads partition pk's entity rows and returns, for each list,
-// each value and the ids holding it. Entities in flight (moving) and
-// rows the model did not write are left out: their lists are judged
-// once they arrived or were repaired.
+// holdersIn reads partition pk's entity rows and returns what holders
+// makes of them.
 func (m *Model[T]) holdersIn(ctx context.Context, pk string) (map[string]map[string][]string, error) {
 	rng, err := entityRange()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]map[string][]string{}
+	var rows []store.Entity
 	c := filter.PK.Eq(pk).And(filter.RK.InRange(rng))
 	for row, err := range store.All(ctx, m.st.Table(m.table), store.Query{Filter: c.String()}) {
 		if err != nil {
 			return nil, err
 		}
+		rows = append(rows, row)
+	}
+	return m.holders(pk, rows)
+}
+
+// holders returns, for each list, each value and the ids of the
+// entities among rows (rows of partition pk) holding it. Entities in
+// flight (moving) and rows the model did not write are left out: their
+// lists are judged once they arrived or were repaired. Rows of other
+// kinds are skipped.
+func (m *Model[T]) holders(pk string, rows []store.Entity) (map[string]map[string][]string, error) {
+	out := map[string]map[string][]string{}
+	for i := range rows {
+		row := &rows[i]
 		id := idOf(row.RowKey)
-		if id == "" || moving(&row) || m.intact(&row) != nil {
+		if id == "" || moving(row) || m.intact(row) != nil {
 			continue
 		}
 		v, err := decodeProps[T](pk, id, own(row.Properties), "")
@@ -318,22 +330,19 @@ func (m *Model[T]) judgeLists(pk string, have, want map[string]map[string][]stri
 			}
 			h, w := have[f.name][v], slices.Sorted(slices.Values(want[f.name][v]))
 			row := eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: k}
-			for _, id := range w {
-				if _, in := slices.BinarySearch(h, id); !in {
-					ek, _ := entityKey(id)
-					out = append(out, Finding{Drift: DriftMissing, Feature: f.name, Row: row,
-						Entity: eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek},
-						Detail: fmt.Sprintf("list %s of value %q does not name entity %q, which holds it", f.name, v, id), scope: inList})
+			// Each id of one side the other lacks is a finding.
+			lacking := func(ids, other []string, d Drift, detail string) {
+				for _, id := range ids {
+					if _, in := slices.BinarySearch(other, id); !in {
+						ek, _ := entityKey(id)
+						out = append(out, Finding{Drift: d, Feature: f.name, Row: row,
+							Entity: eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek},
+							Detail: fmt.Sprintf("list %s of value %q "+detail, f.name, v, id), scope: inList})
+					}
 				}
 			}
-			for _, id := range h {
-				if _, in := slices.BinarySearch(w, id); !in {
-					ek, _ := entityKey(id)
-					out = append(out, Finding{Drift: DriftDangling, Feature: f.name, Row: row,
-						Entity: eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek},
-						Detail: fmt.Sprintf("list %s of value %q names entity %q, which does not hold it", f.name, v, id), scope: inList})
-				}
-			}
+			lacking(w, h, DriftMissing, "does not name entity %q, which holds it")
+			lacking(h, w, DriftDangling, "names entity %q, which does not hold it")
 		}
 	}
 	return out
@@ -347,18 +356,9 @@ func (w *walk[T]) checkLists(ctx context.Context, pk string, rows []store.Entity
 	if len(m.lists) == 0 {
 		return nil
 	}
-	want := map[string]map[string][]string{}
-	for i := range rows {
-		row := &rows[i]
-		id := idOf(row.RowKey)
-		if id == "" || moving(row) || m.intact(row) != nil {
-			continue
-		}
-		v, err := decodeProps[T](pk, id, own(row.Properties), "")
-		if err != nil {
-			return err
-		}
-		m.addHolder(want, id, v)
+	want, err := m.holders(pk, rows)
+	if err != nil {
+		return err
 	}
 	if len(m.judgeLists(pk, m.listsIn(rows), want)) == 0 {
 		return nil
@@ -397,18 +397,9 @@ func (m *Model[T]) readLists(ctx context.Context, pk string) ([]Finding, error) 
 	if err != nil {
 		return nil, fmt.Errorf("model: check: lists of partition %q: %w", pk, err)
 	}
-	want := map[string]map[string][]string{}
-	for i := range snap.Rows {
-		row := &snap.Rows[i]
-		id := idOf(row.RowKey)
-		if id == "" || moving(row) || m.intact(row) != nil {
-			continue
-		}
-		v, err := decodeProps[T](pk, id, own(row.Properties), "")
-		if err != nil {
-			return nil, err
-		}
-		m.addHolder(want, id, v)
+	want, err := m.holders(pk, snap.Rows)
+	if err != nil {
+		return nil, err
 	}
 	return m.judgeLists(pk, m.listsIn(snap.Rows), want), nil
 }
