@@ -30,14 +30,11 @@ func (e *Engine) Backlog(ctx context.Context, tables ...string) (runner.Backlog,
 	now := e.o.Now()
 	b := runner.Backlog{At: now}
 	for _, t := range tables {
-		// An outbox whose clock reads the end of time sees every row as
-		// claimable, so its Scan lists the rows a sweep claimed too. It
-		// only reads: it never claims.
-		ob, err := partition.NewOutbox(e.st.Table(t), &partition.Options{Now: func() time.Time { return store.MaxTime }})
+		ob, err := partition.NewOutbox(e.st.Table(t), e.o.Partition)
 		if err != nil {
 			return b, err
 		}
-		for row, err := range ob.Scan(ctx, partition.ScanOptions{}) {
+		for row, err := range ob.Scan(ctx, partition.ScanOptions{Claimed: true}) {
 			if err != nil {
 				return b, fmt.Errorf("eventual: backlog of %s: %w", t, err)
 			}

@@ -80,14 +80,22 @@ type ScanOptions struct {
 	CreatedBefore time.Time
 	// PageSize is the $top of each page (0 for the service's maximum).
 	PageSize int
+	// Claimed lists the rows a drainer has claimed now too: every row
+	// still waiting for delivery, for a reader that counts them rather
+	// than one that delivers them.
+	Claimed bool
 }
 
 // Scan returns the outbox rows of every partition that are claimable now
-// (never claimed, or their claim ran out), partition by partition. It is a
-// table scan with a RowKey range condition: the service reads every
-// partition, so run it as a periodic sweep, not per message.
+// (never claimed, or their claim ran out; with ScanOptions.Claimed, every
+// row), partition by partition. It is a table scan with a RowKey range
+// condition: the service reads every partition, so run it as a periodic
+// sweep, not per message.
 func (o *Outbox) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[OutboxRow, error] {
-	c := outboxCond().And(filter.Prop(propClaimedUntil).Le(o.s.now().UTC()))
+	c := outboxCond()
+	if !opts.Claimed {
+		c = c.And(filter.Prop(propClaimedUntil).Le(o.s.now().UTC()))
+	}
 	if !opts.CreatedBefore.IsZero() {
 		c = c.And(filter.Prop(propCreated).Lt(opts.CreatedBefore.UTC()))
 	}

@@ -108,6 +108,9 @@ func TestOutboxFindClaimRemove(t *testing.T) {
 		if got := collect(t, ob, partition.ScanOptions{}); len(got) != 2 {
 			t.Fatalf("Scan while claimed found %d rows, want the 2 unclaimed", len(got))
 		}
+		if got := collect(t, ob, partition.ScanOptions{Claimed: true}); len(got) != 3 {
+			t.Fatalf("Scan with Claimed while one is claimed found %d rows, want all 3", len(got))
+		}
 
 		clk.Add(2 * time.Minute) // worker-1 stalls past its lease
 		if got := collect(t, ob, partition.ScanOptions{}); len(got) != 3 {

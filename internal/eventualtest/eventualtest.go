@@ -17,10 +17,8 @@ import (
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/internal/backendtest"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/store"
-	"github.com/tablekit/tablekit/store/filter"
 )
 
 // Clock is a fake clock for memstore and the engine, moved by hand.
@@ -191,11 +189,14 @@ func drain(t testing.TB, e Env, eng **eventual.Engine, o Options, st store.Store
 		}
 		left := 0
 		for _, src := range sources {
-			// Every outbox row counts, claimed or not: Outbox.Scan lists
-			// only the claimable ones, and a row a sweep has just claimed,
-			// whose message is hidden for a retry, is work left to do.
-			q := store.Query{Filter: filter.RK.InRange(keys.PrefixRange(partition.OutboxPrefix)).String(), Select: []string{"RowKey"}}
-			for _, err := range store.All(ctx, st.Table(src), q) {
+			// Every outbox row counts, claimed or not: a row a sweep has
+			// just claimed, whose message is hidden for a retry, is work
+			// left to do.
+			ob, err := partition.NewOutbox(st.Table(src), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range ob.Scan(ctx, partition.ScanOptions{Claimed: true}) {
 				if err != nil {
 					if tolerate {
 						left++
