@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -56,14 +57,15 @@ func NewRunner(eng *eventual.Engine, tables []string, opts *RunOptions) (*runner
 	if opts != nil {
 		o = *opts
 	}
-	if o.SweepEvery < 0 {
-		return nil, refuse("RunOptions.SweepEvery %s is negative", o.SweepEvery)
-	}
-	if o.MeasureEvery < 0 {
-		return nil, refuse("RunOptions.MeasureEvery %s is negative", o.MeasureEvery)
-	}
-	if o.BlobSweepEvery < 0 {
-		return nil, refuse("RunOptions.BlobSweepEvery %s is negative", o.BlobSweepEvery)
+	// Every period is checked here, naming this option, even one whose
+	// job is not made (BlobSweepEvery without a model with blobs).
+	for _, p := range []struct {
+		name  string
+		every time.Duration
+	}{{"RunOptions.SweepEvery", o.SweepEvery}, {"RunOptions.MeasureEvery", o.MeasureEvery}, {"RunOptions.BlobSweepEvery", o.BlobSweepEvery}} {
+		if _, err := runner.Period(p.name, p.every); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
 	}
 	if tables == nil {
 		tables = modelTables(eng)
