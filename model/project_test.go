@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tablekit/tablekit/core/eventual"
@@ -17,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // projEnv is a model of Employee over a fresh table with its own engine.
@@ -478,4 +480,79 @@ func TestProjectedEncrypted(t *testing.T) {
 			t.Error("plaintext reached the backend: ", l)
 		}
 	})
+}
+
+// TestProjectedLookupRacesAWrite: a write that moves the entity off the
+// value, or deletes it, between the read of a projected copy and the read
+// of its entity is not taken for a copy written without the model: the
+// lookup reads the copy again and finds nothing, and a range read skips
+// the entity.
+func TestProjectedLookupRacesAWrite(t *testing.T) {
+	e := eventualtest.MemEnv()
+	ctx := context.Background()
+	var race func()
+	var armed atomic.Bool
+	hook := func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+		err := do(ctx)
+		if (c.Op == "Table.Get" && strings.HasPrefix(c.RowKey, "u !") || c.Op == "Table.Query") && armed.CompareAndSwap(true, false) {
+			race()
+		}
+		return err
+	}
+	st := storetest.WrapStore(e.B.Store, hook)
+	table := e.B.NewTable(t, "ProjRace")
+	eng := eventualtest.NewEngine(t, st, e.Opts("projrace"))
+	m, err := model.Define(st, table, &model.Options{Engine: eng, Now: e.Now},
+		model.Unique("badge", func(e *Employee) string { return e.Badge }).Project("N"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"ann", "bob"} {
+		if err := m.Insert(ctx, &Employee{Dept: "Sales", ID: id, Badge: "B-" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Ann gives her badge up right after her copy was read.
+	race = func() {
+		if err := m.Update(ctx, &Employee{Dept: "Sales", ID: "ann", Badge: "B-new"}, store.Replace); err != nil {
+			t.Error(err)
+		}
+	}
+	armed.Store(true)
+	if _, err := m.FindIn(ctx, "Sales", "badge", "B-ann"); !store.EntityNotFound(err) {
+		t.Fatalf("FindIn raced by a write taking the value away: %v", err)
+	}
+	// Bob is deleted right after his copy was read.
+	race = func() {
+		if err := m.Delete(ctx, "Sales", "bob", ""); err != nil {
+			t.Error(err)
+		}
+	}
+	armed.Store(true)
+	if _, err := m.FindIn(ctx, "Sales", "badge", "B-bob"); !store.EntityNotFound(err) {
+		t.Fatalf("FindIn raced by a delete: %v", err)
+	}
+	// A range read whose page was read before a write moved one entity
+	// off its value yields the others only.
+	for _, id := range []string{"cy", "dee"} {
+		if err := m.Insert(ctx, &Employee{Dept: "Sales", ID: id, Badge: "C-" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	race = func() {
+		if err := m.Update(ctx, &Employee{Dept: "Sales", ID: "cy", Badge: "Z-cy"}, store.Replace); err != nil {
+			t.Error(err)
+		}
+	}
+	armed.Store(true)
+	var got []string
+	for v, err := range m.PrefixIn(ctx, "Sales", "badge", "C-") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v.ID)
+	}
+	if !slices.Equal(got, []string{"dee"}) {
+		t.Fatalf("PrefixIn raced by a write = %v, want [dee]", got)
+	}
 }
