@@ -134,20 +134,9 @@ func (m *Model[T]) stampCopy(props map[string]any) {
 // stands (no version, no digest, properties that do not give it, or a
 // value that does not give its RowKey).
 func (m *Model[T]) copyOf(pk string, f *Feature[T], c *store.Entity) (*T, error) {
-	id, _ := c.Properties[IDProperty].(string)
-	s, _ := c.Properties[SumProperty].(string)
-	bad := func(reason string) error {
-		return &BypassError{Table: m.table, PartitionKey: pk, RowKey: c.RowKey, Reason: reason}
-	}
-	switch {
-	case id == "":
-		return nil, bad("the copy names no entity")
-	case eventual.VersionOf(c) <= 0:
-		return nil, bad("the copy carries no version")
-	case s == "":
-		return nil, bad("the copy carries no " + SumProperty)
-	case s != m.sumOf(own(c.Properties)):
-		return nil, bad("the copy's properties changed since the model wrote them")
+	id, err := m.copyStamp(pk, c)
+	if err != nil {
+		return nil, err
 	}
 	v, err := decodeProps[T](pk, id, own(c.Properties), "")
 	if err != nil {
@@ -158,7 +147,8 @@ func (m *Model[T]) copyOf(pk string, f *Feature[T], c *store.Entity) (*T, error)
 			return v, nil
 		}
 	}
-	return nil, bad(fmt.Sprintf("the copy of entity %q does not hold the value its key names", id))
+	return nil, &BypassError{Table: m.table, PartitionKey: pk, RowKey: c.RowKey,
+		Reason: fmt.Sprintf("the copy of entity %q does not hold the value its key names", id)}
 }
 
 // intact reports (as a *BypassError) an entity row the model did not

@@ -288,6 +288,7 @@ func nonNil(f []Finding) []Finding {
 type entInfo struct {
 	v       int64
 	sum     string // digest of its properties
+	props   map[string]any
 	moving  bool
 	globals map[string]at
 	targets map[string]at
@@ -309,7 +310,7 @@ func (m *Model[T]) infoOf(pk string, row *store.Entity) (*entInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	inf := &entInfo{v: eventual.VersionOf(row), sum: digest(props, nil),
+	inf := &entInfo{v: eventual.VersionOf(row), sum: digest(props, nil), props: props,
 		globals: map[string]at{}, targets: map[string]at{}, copied: map[string]map[string]any{}}
 	for _, f := range m.specs {
 		switch {
@@ -645,13 +646,14 @@ func (m *Model[T]) judgePart(ps *partState) ([]Finding, error) {
 	}
 	ev, sum := eventual.VersionOf(ent), digest(props, nil)
 	want := map[string]string{} // RowKey -> index
+	sums := map[string]string{} // RowKey -> the copy's digest
 	for _, f := range m.specs {
 		if f.global {
 			continue
 		}
 		if val := f.value(v); val != "" {
 			if k, err := localKey(f, val, ps.id); err == nil {
-				want[k] = f.name
+				want[k], sums[k] = f.name, copySum(f, props, sum)
 			}
 		}
 	}
@@ -662,7 +664,7 @@ func (m *Model[T]) judgePart(ps *partState) ([]Finding, error) {
 		switch cv := eventual.VersionOf(&c); {
 		case !ok:
 			out = append(out, mk(DriftDangling, featureOf(c.RowKey), c.RowKey, "entity %q no longer holds the value", ps.id))
-		case cv != ev || digest(own(c.Properties), nil) != sum:
+		case cv != ev || digest(own(c.Properties), nil) != sums[c.RowKey]:
 			out = append(out, mk(DriftBehind, name, c.RowKey, "the copy is at version %d, the entity at %d", cv, ev))
 		}
 		seen[c.RowKey] = true
@@ -811,7 +813,7 @@ func (m *Model[T]) judgeIndex(f *Feature[T], a at, o eventual.Ref, row *store.En
 		return nil // a write in progress
 	case !maps:
 		return mk(DriftDangling, cv, "the entity is gone or no longer holds the value")
-	case cv < inf.v || cv == inf.v && digest(own(row.Properties), nil) != inf.sum:
+	case cv < inf.v || cv == inf.v && digest(own(row.Properties), nil) != copySum(f, inf.props, inf.sum):
 		return mk(DriftBehind, cv, "the copy is at version %d, the entity at %d", cv, inf.v)
 	}
 	return nil
@@ -1138,7 +1140,7 @@ func (m *Model[T]) planRepair(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 		}
 		label := "index " + f.name
 		w.labels[label] = [2]string{f.name, val}
-		c := store.Entity{RowKey: k, Properties: maps.Clone(props)}
+		c := store.Entity{RowKey: k, Properties: carried(f, props)}
 		c.Properties[IDProperty] = id
 		m.stampCopy(c.Properties)
 		if etag, ok := mine[k]; ok {
@@ -1208,7 +1210,7 @@ func (m *Model[T]) mendIndex(ctx context.Context, fd *Finding) error {
 		return fmt.Errorf("%w: %w", errNothing, err)
 	}
 	ev := eventual.VersionOf(&row)
-	want := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: own(row.Properties)}
+	want := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: carried(f, own(row.Properties))}
 	m.stampOwner(want.Properties, o)
 	tbl := m.st.Table(m.itable)
 	cur, err := tbl.Get(ctx, a.pk, a.rk, nil)

@@ -160,6 +160,25 @@ func (f *fixture) do(t *testing.T, w *writer, kind string, e Employee, c *counts
 		}
 		n++
 	}
+	if f.has(fIndex) && kind != "delete" && e.Team != "" {
+		// Through the projected copies: each entity read from its row.
+		hit := false
+		for g, err := range f.m.EachIn(ctx, e.Dept, "team", e.Team) {
+			if err != nil {
+				return fmt.Errorf("EachIn team %q: %w", e.Team, err)
+			}
+			if g.Team != e.Team || g.ETag == "" {
+				return fmt.Errorf("EachIn team %q returned %+v", e.Team, g)
+			}
+			if g.ID == e.ID {
+				hit = g.N == e.N
+			}
+		}
+		if !hit {
+			return fmt.Errorf("after %s of %s/%s: EachIn team %q misses it", kind, e.Dept, e.ID, e.Team)
+		}
+		n++
+	}
 	mu.Lock()
 	c.rywChecks += n
 	mu.Unlock()

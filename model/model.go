@@ -112,6 +112,8 @@ type Feature[T any] struct {
 	table  string
 	target func(*T) (pk, rk string)
 	props  []string
+	// the properties an index's copies hold (Project); nil: all
+	proj []string
 	// a property kept in a blob (Blob)
 	container string
 	bytes     func(*T) *[]byte
@@ -237,6 +239,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 		step: eventual.StepKind("model:" + table), byName: map[string]*Feature[T]{}}
 	for i := range features {
 		f := features[i]
+		if err := checkProjection(&f); err != nil {
+			return nil, err
+		}
 		switch f.kind {
 		case featLog:
 			if m.log {

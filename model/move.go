@@ -471,7 +471,7 @@ func (m *Model[T]) arrive(ctx context.Context, to eventual.Ref, props map[string
 				}
 				label := "index " + f.name
 				w.labels[label] = [2]string{f.name, val}
-				c := store.Entity{RowKey: k, Properties: maps.Clone(props)}
+				c := store.Entity{RowKey: k, Properties: carried(f, props)}
 				c.Properties[IDProperty] = id
 				m.stampCopy(c.Properties)
 				if err := tx.Insert(label, c); err != nil {

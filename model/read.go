@@ -2,7 +2,6 @@ package model
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/keys"
@@ -84,9 +83,11 @@ func (m *Model[T]) index(name string, global bool) (*Feature[T], error) {
 // index name of the partition: one point read of its copy, which the
 // model writes in the entity's own transaction, so it is never behind a
 // model write. The entity comes without an ETag (Get it for a
-// conditional write). A copy not written by the model as it stands is a
-// *BypassError (ErrBypassed); a change made to the entity row itself
-// around the model shows in Get and Check, not here.
+// conditional write); through a projected index (Project) it is read
+// from its own row, with its ETag, one more point read. A copy not
+// written by the model as it stands is a *BypassError (ErrBypassed); a
+// change made to the entity row itself around the model shows in Get and
+// Check, not here (through a projected index, here too).
 func (m *Model[T]) FindIn(ctx context.Context, pk, name, value string) (*T, error) {
 	f, err := m.index(name, false)
 	if err != nil {
@@ -99,48 +100,29 @@ func (m *Model[T]) FindIn(ctx context.Context, pk, name, value string) (*T, erro
 	if err != nil {
 		return nil, refuse("index %s: value %q: %v", name, value, err)
 	}
-	row, err := m.st.Table(m.table).Get(ctx, pk, rk, nil)
-	if store.EntityNotFound(err) {
-		return nil, notFound("no entity of partition %q holds %s %q", pk, name, value)
+	for range maxRounds {
+		row, err := m.st.Table(m.table).Get(ctx, pk, rk, nil)
+		if store.EntityNotFound(err) {
+			return nil, notFound("no entity of partition %q holds %s %q", pk, name, value)
+		}
+		if err != nil {
+			return nil, err
+		}
+		// nil: the entity gave the value up since its copy was read (a
+		// projected index): read the copy again.
+		if v, err := m.lookup(ctx, pk, f, &row); v != nil || err != nil {
+			return v, err
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return m.copyOf(pk, f, &row)
+	return nil, errContended
 }
 
 // FindAllIn returns the entities of partition pk holding value in index
 // name of the partition, by id: one range query of their copies, checked
-// and returned as FindIn does.
+// and returned as FindIn does (EachIn yields them one by one).
 func (m *Model[T]) FindAllIn(ctx context.Context, pk, name, value string) ([]*T, error) {
-	f, err := m.index(name, false)
-	if err != nil {
-		return nil, err
-	}
-	if f.unique {
-		v, err := m.FindIn(ctx, pk, name, value)
-		if store.EntityNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return []*T{v}, nil
-	}
-	rng, err := keys.PrefixOf("i", f.name, value)
-	if err != nil {
-		return nil, refuse("index %s: value %q: %v", name, value, err)
-	}
-	c := filter.PK.Eq(pk).And(filter.RK.InRange(rng))
-	if err := c.Err(); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
 	var out []*T
-	for row, err := range store.All(ctx, m.st.Table(m.table), store.Query{Filter: c.String()}) {
-		if err != nil {
-			return nil, err
-		}
-		v, err := m.copyOf(pk, f, &row)
+	for v, err := range m.EachIn(ctx, pk, name, value) {
 		if err != nil {
 			return nil, err
 		}

@@ -316,7 +316,7 @@ func (m *Model[T]) plan(ctx context.Context, tx *eventual.Tx, w *txWrite, token 
 				}
 				label := "index " + f.name
 				w.labels[label] = [2]string{f.name, val}
-				c := store.Entity{RowKey: is, Properties: maps.Clone(newProps)}
+				c := store.Entity{RowKey: is, Properties: carried(f, newProps)}
 				c.Properties[IDProperty] = id
 				m.stampCopy(c.Properties)
 				if is == was {
@@ -392,7 +392,7 @@ func (m *Model[T]) planGlobal(ctx context.Context, tx *eventual.Tx, w *txWrite, 
 					return refuse("index %s: value %q: %v", f.name, val, err)
 				}
 				is = a
-				c := store.Entity{PartitionKey: is.pk, RowKey: is.rk, Properties: maps.Clone(newProps)}
+				c := store.Entity{PartitionKey: is.pk, RowKey: is.rk, Properties: carried(f, newProps)}
 				m.stampOwner(c.Properties, src)
 				if err := store.ValidateEntity(&c); err != nil {
 					return fmt.Errorf("model: index %s: value %q: the copy cannot be stored: %w", f.name, val, err)

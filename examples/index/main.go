@@ -1,10 +1,11 @@
 // Command index shows the intra-partition secondary index pattern: the
 // guide's employees, stored once by id and found as fast by email (a
 // unique index holding a full copy) and by last name (a non-unique index
-// holding a projection), with the copies moved in the same transaction
-// when a value changes and a taken email refused. It runs on memstore by
-// default; pass -conn (or set TABLEKIT_CONN) to run it against Azurite or
-// Azure.
+// holding a projection), declared on the entity model, which writes the
+// copies in the entity's own transaction and moves them when a value
+// changes; the index view reads them by value, by range and by prefix. A
+// taken email is refused. It runs on memstore by default; pass -conn (or
+// set TABLEKIT_CONN) to run it against Azurite or Azure.
 //
 //	go run ./examples/index
 //	go run ./examples/index -conn "$TABLEKIT_AZURITE_CONN"
@@ -21,16 +22,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/examples/internal/backend"
-	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/patterns/index"
 	"github.com/tablekit/tablekit/store"
 )
 
-// Employee is stored under RowKey "emp_<id>" in its department's
-// partition; the index copies sit beside it under "email..." and
-// "lastname..." RowKeys, which the kind's prefix keeps out of its queries.
+// Employee is stored in its department's partition; the model keys it
+// "e !<id>" and its index copies "u !email !<value>" and
+// "i !lastname !<value> !<id>" beside it.
 type Employee struct {
 	Department string     `table:",pk"`
 	ID         string     `table:",rk"`
@@ -40,9 +42,6 @@ type Employee struct {
 	Email      string
 	Phone      string
 }
-
-// TableKind declares the RowKey prefix of employees.
-func (Employee) TableKind() mapper.Kind { return mapper.Kind{Prefix: "emp_"} }
 
 func main() {
 	conn := backend.ConnFlag()
@@ -69,89 +68,120 @@ func run(ctx context.Context, w io.Writer, st store.Store, table string) (err er
 			err = derr
 		}
 	}()
-	staff, err := index.New[Employee](st, table,
-		index.Unique[Employee]("email", func(e *Employee) string { return e.Email }),
-		index.NonUnique[Employee]("lastname", func(e *Employee) string { return e.LastName }).Project("FirstName"))
+	// The model writes through an engine; with indexes in the partition
+	// only, every write is one transaction and its queue is never used.
+	eng, err := eventual.New(st, strings.ToLower(table), nil)
+	if err != nil {
+		return err
+	}
+	staff, err := model.Define(st, table, &model.Options{Engine: eng},
+		model.Unique("email", func(e *Employee) string { return e.Email }),
+		model.Index("lastname", func(e *Employee) string { return e.LastName }).Project("FirstName"))
+	if err != nil {
+		return err
+	}
+	byValue, err := index.New(staff, nil)
 	if err != nil {
 		return err
 	}
 	people := []*Employee{
-		{Department: "Sales", ID: "emp_000123", FirstName: "Don", LastName: "Hall", Email: "don@contoso.com", Phone: "555-0101"},
-		{Department: "Sales", ID: "emp_000152", FirstName: "Jun", LastName: "Cao", Email: "jun@contoso.com", Phone: "555-0102"},
-		{Department: "Sales", ID: "emp_000155", FirstName: "Ken", LastName: "Kwok", Email: "ken@contoso.com", Phone: "555-0103"},
-		{Department: "Sales", ID: "emp_000171", FirstName: "Ann", LastName: "Hall", Email: "ann@contoso.com", Phone: "555-0104"},
+		{Department: "Sales", ID: "000123", FirstName: "Don", LastName: "Hall", Email: "don@contoso.com", Phone: "555-0101"},
+		{Department: "Sales", ID: "000152", FirstName: "Jun", LastName: "Cao", Email: "jun@contoso.com", Phone: "555-0102"},
+		{Department: "Sales", ID: "000155", FirstName: "Ken", LastName: "Kwok", Email: "ken@contoso.com", Phone: "555-0103"},
+		{Department: "Sales", ID: "000171", FirstName: "Ann", LastName: "Hall", Email: "ann@contoso.com", Phone: "555-0104"},
 	}
 	for _, e := range people {
 		if err := staff.Insert(ctx, e); err != nil {
 			return err
 		}
 	}
-	rows := 0
-	for _, err := range store.All(ctx, st.Table(table), store.Query{}) {
-		if err != nil {
-			return err
-		}
-		rows++
-	}
-	fmt.Fprintf(w, "inserted %d employees, each with its head row and 2 index copies in one transaction: %d rows\n", len(people), rows)
-
-	e, err := staff.Find(ctx, "Sales", "email", "jun@contoso.com")
+	rows, err := count(ctx, st, table)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "by email jun@contoso.com: %s %s %s (one point read)\n", e.ID, e.FirstName, e.Phone)
+	fmt.Fprintf(w, "inserted %d employees, each with its 2 index copies in one transaction: %d rows (with the partition's fence and tail)\n", len(people), rows)
+
+	e, err := byValue.Find(ctx, "Sales", "email", "jun@contoso.com")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "by email jun@contoso.com: %s %s %s (one point read of the full copy)\n", e.ID, e.FirstName, e.Phone)
 
 	var halls []string
-	for e, err := range staff.FindAll(ctx, "Sales", "lastname", "Hall") {
+	for e, err := range byValue.FindAll(ctx, "Sales", "lastname", "Hall") {
 		if err != nil {
 			return err
 		}
 		halls = append(halls, e.FirstName+" ("+e.Email+")")
 	}
-	fmt.Fprintf(w, "by last name Hall: %s\n", strings.Join(halls, ", "))
+	fmt.Fprintf(w, "by last name Hall: %s (the copies hold the first name only: each entity read from its row)\n", strings.Join(halls, ", "))
 
 	var emails []string
-	for e, err := range staff.Range(ctx, "Sales", "email", "d", "k") {
+	for e, err := range byValue.Range(ctx, "Sales", "email", "d", "k") {
 		if err != nil {
 			return err
 		}
 		emails = append(emails, e.Email)
 	}
 	fmt.Fprintf(w, "emails from d to k: %s\n", strings.Join(emails, ", "))
+	var names []string
+	for e, err := range byValue.Prefix(ctx, "Sales", "lastname", "K") {
+		if err != nil {
+			return err
+		}
+		names = append(names, e.FirstName+" "+e.LastName)
+	}
+	fmt.Fprintf(w, "last names starting with K: %s\n", strings.Join(names, ", "))
 
-	// Don changes his email: the entity and both copies move in one
+	// Don changes his email: the entity and its copies move in one
 	// transaction, conditional on the ETag Insert stored in the value.
 	don := people[0]
 	don.Email = "donald@contoso.com"
-	if err := staff.Update(ctx, don); err != nil {
+	if err := staff.Update(ctx, don, store.Merge); err != nil {
 		return err
 	}
-	if _, err := staff.Find(ctx, "Sales", "email", "don@contoso.com"); errors.Is(err, store.ErrNotFound) {
-		fmt.Fprintln(w, "don@contoso.com after the change: not found; donald@contoso.com finds", don.ID)
-	} else {
+	if _, err := byValue.Find(ctx, "Sales", "email", "don@contoso.com"); !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("the old email still resolves: %v", err)
 	}
+	got, err := byValue.Find(ctx, "Sales", "email", "donald@contoso.com")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "don@contoso.com after the change: not found; donald@contoso.com finds", got.ID)
 
 	// Ken takes Ann's email: refused, nothing written.
 	ken := people[2]
 	ken.Email = "ann@contoso.com"
 	var dup *partition.DuplicateError
-	if err := staff.Update(ctx, ken); errors.As(err, &dup) {
+	if err := staff.Update(ctx, ken, store.Merge); errors.As(err, &dup) {
 		fmt.Fprintf(w, "Ken to %s: refused, %s %q is taken\n", ken.Email, dup.IndexName, dup.Value)
 	} else {
 		return fmt.Errorf("a taken email was accepted: %v", err)
 	}
 
-	if err := staff.Delete(ctx, people[1]); err != nil {
+	if err := staff.Delete(ctx, "Sales", people[1].ID, ""); err != nil {
 		return err
 	}
-	rows = 0
+	if rows, err = count(ctx, st, table); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "deleted Jun with his copies: %d rows left\n", rows)
+	rep, err := staff.Check(ctx, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Check: %d entities, clean %v\n", rep.Entities, rep.Clean())
+	return nil
+}
+
+// count reads every row of table.
+func count(ctx context.Context, st store.Store, table string) (int, error) {
+	n := 0
 	for _, err := range store.All(ctx, st.Table(table), store.Query{}) {
 		if err != nil {
-			return err
+			return 0, err
 		}
-		rows++
+		n++
 	}
-	fmt.Fprintf(w, "deleted Jun with his copies: %d rows left (his head row stays, saying he is gone)\n", rows)
-	return nil
+	return n, nil
 }

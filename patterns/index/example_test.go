@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
-	"github.com/tablekit/tablekit/mapper"
 	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/patterns/index"
 	"github.com/tablekit/tablekit/store"
 )
 
-// Person is stored under "p_<id>"; its index copies sit beside it.
+// Person is stored in its team's partition under its id.
 type Person struct {
 	Team  string     `table:",pk"`
 	ID    string     `table:",rk"`
@@ -21,54 +22,50 @@ type Person struct {
 	Email string
 }
 
-func (Person) TableKind() mapper.Kind { return mapper.Kind{Prefix: "p_"} }
-
-// An entity found by a unique secondary index, a value moved, and a taken
-// value refused.
+// The indexes are the model's: declared once, written by its writes;
+// the view finds an entity by a unique value, by a shared one, and by a
+// range of values. A taken value is refused by the model's write.
 func ExampleNew() {
 	ctx := context.Background()
 	st := memstore.New()
 	_ = st.CreateTable(ctx, "People")
-	people, err := index.New[Person](st, "People",
-		index.Unique[Person]("email", func(p *Person) string { return p.Email }))
+	eng, _ := eventual.New(st, "people", nil)
+	people, err := model.Define(st, "People", &model.Options{Engine: eng},
+		model.Unique("email", func(p *Person) string { return p.Email }),
+		model.Index("name", func(p *Person) string { return p.Name }).Project())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ann := &Person{Team: "red", ID: "p_1", Name: "Ann", Email: "ann@example.com"}
-	bob := &Person{Team: "red", ID: "p_2", Name: "Bob", Email: "bob@example.com"}
-	_ = people.Insert(ctx, ann) // the entity and its copy, one transaction
-	_ = people.Insert(ctx, bob)
+	byValue, err := index.New(people, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range []*Person{
+		{Team: "red", ID: "1", Name: "Jones", Email: "ann@example.com"},
+		{Team: "red", ID: "2", Name: "Smith", Email: "bob@example.com"},
+		{Team: "red", ID: "3", Name: "Jones", Email: "cy@example.com"},
+	} {
+		_ = people.Insert(ctx, p) // the entity and its copies, one transaction
+	}
 
-	p, err := people.Find(ctx, "red", "email", "bob@example.com")
+	p, err := byValue.Find(ctx, "red", "email", "bob@example.com")
 	fmt.Println(p.ID, p.Name, err)
-
-	ann.Email = "ann@example.org" // moves the copy in the same transaction
-	fmt.Println(people.Update(ctx, ann))
-
-	bob.Email = "ann@example.org"
-	err = people.Update(ctx, bob)
-	fmt.Println(errors.Is(err, partition.ErrDuplicate), err)
-	// Output:
-	// p_2 Bob <nil>
-	// <nil>
-	// true partition "red" of table People: email "ann@example.org" is taken: EntityAlreadyExists (409) at action 3: entity (PartitionKey "red", RowKey "email !ann@example.2Eorg") already exists in table "People"
-}
-
-// All entities sharing a value of a non-unique index, in one range query.
-func ExampleTable_FindAll() {
-	ctx := context.Background()
-	st := memstore.New()
-	_ = st.CreateTable(ctx, "People")
-	people, _ := index.New[Person](st, "People",
-		index.NonUnique[Person]("name", func(p *Person) string { return p.Name }))
-	for i, n := range []string{"Jones", "Smith", "Jones"} {
-		_ = people.Insert(ctx, &Person{Team: "red", ID: fmt.Sprintf("p_%d", i), Name: n})
+	for p, err := range byValue.FindAll(ctx, "red", "name", "Jones") {
+		fmt.Println(p.ID, p.Email, err) // keys-only copies: each read from its row
 	}
-	for p, err := range people.FindAll(ctx, "red", "name", "Jones") {
-		fmt.Println(p.ID, p.Name, err)
+	for p, err := range byValue.Range(ctx, "red", "email", "b", "d") {
+		fmt.Println(p.Email, err)
 	}
+
+	err = people.Insert(ctx, &Person{Team: "red", ID: "4", Email: "ann@example.com"})
+	fmt.Println(errors.Is(err, partition.ErrDuplicate))
 	// Output:
-	// p_0 Jones <nil>
-	// p_2 Jones <nil>
+	// 2 Smith <nil>
+	// 1 ann@example.com <nil>
+	// 3 cy@example.com <nil>
+	// bob@example.com <nil>
+	// cy@example.com <nil>
+	// true
 }
