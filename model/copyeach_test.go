@@ -420,3 +420,80 @@ func TestRefreshCopies(t *testing.T) {
 		}
 	})
 }
+
+// TestCopyToEachMove: a manager moved to another partition keeps its
+// departments and its team (targets that do not depend on its partition):
+// each is taken over by the moved entity, never refused as another
+// source's; moved on to an archive that declares no copy, every target
+// loses the copy.
+func TestCopyToEachMove(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := context.Background()
+		staff, depts, teams, archive := e.B.NewTable(t, "mvstaff"), e.B.NewTable(t, "mvdepts"), e.B.NewTable(t, "mvteams"), e.B.NewTable(t, "mvarch")
+		st := e.B.Store
+		o := e.Opts("copymove")
+		eng := eventualtest.NewEngine(t, st, o)
+		mo := &model.Options{Engine: eng, Now: e.Now}
+		// The team is keyed by the lead's name, not its unit: it stays
+		// the same row when the manager moves.
+		targets := func(m *Manager) []store.RowRef {
+			out := managerTargets(depts, teams)(&Manager{Manages: m.Manages})
+			if m.Leads != "" {
+				out = append(out, store.RowRef{Table: teams, PartitionKey: "teams", RowKey: m.Leads})
+			}
+			return out
+		}
+		m, err := model.Define(st, staff, mo, model.CopyToEach("manager", []string{depts, teams}, targets, "Name", "Phone").Rename("Name", "ManagerName"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		arc, err := model.Define(st, archive, mo, model.Log[Manager]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{"Sales", "Ops"} {
+			if _, err := st.Table(depts).Insert(ctx, store.Entity{PartitionKey: "dept", RowKey: d}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := st.Table(teams).Insert(ctx, store.Entity{PartitionKey: "teams", RowKey: "east"}); err != nil {
+			t.Fatal(err)
+		}
+		drain := func() { eventualtest.Drain(t, e, &eng, o, st, staff, archive) }
+		if err := m.Insert(ctx, &Manager{Unit: "u1", ID: "d1", Name: "Don", Phone: "555", Manages: "Sales,Ops", Leads: "east"}); err != nil {
+			t.Fatal(err)
+		}
+		drain()
+		if err := m.Move(ctx, "u1", "d1", m, "u2", ""); err != nil {
+			t.Fatal(err)
+		}
+		drain()
+		rows := []store.RowRef{{Table: depts, PartitionKey: "dept", RowKey: "Sales"}, {Table: depts, PartitionKey: "dept", RowKey: "Ops"},
+			{Table: teams, PartitionKey: "teams", RowKey: "east"}}
+		for _, r := range rows {
+			c, err := m.CopyAt(ctx, "manager", r)
+			if err != nil || c.PartitionKey != "u2" || c.Entity == nil || c.Entity.Unit != "u2" || c.Properties["ManagerName"] != "Don" || c.Behind {
+				t.Fatalf("%s after the move: %+v, %v", r, c, err)
+			}
+		}
+		if p, err := eng.Poisoned(ctx, 32); err != nil || len(p) != 0 {
+			t.Fatalf("poisoned after the move: %d, %v", len(p), err)
+		}
+		if rep, err := m.Check(ctx, nil); err != nil || !rep.Clean() {
+			t.Fatalf("Check after the move: %v\n%s", err, rep)
+		}
+		if err := m.Move(ctx, "u2", "d1", arc, "2026", ""); err != nil {
+			t.Fatal(err)
+		}
+		drain()
+		for _, r := range rows {
+			if _, err := m.CopyAt(ctx, "manager", r); !store.EntityNotFound(err) {
+				t.Fatalf("%s after the archive: %v", r, err)
+			}
+			row, err := st.Table(r.Table).Get(ctx, r.PartitionKey, r.RowKey, nil)
+			if err != nil || row.Properties["ManagerName"] != nil || row.Properties["Phone"] != nil {
+				t.Fatalf("%s after the archive: %v, %v", r, row.Properties, err)
+			}
+		}
+	})
+}
