@@ -291,7 +291,7 @@ type entInfo struct {
 	props   map[string]any
 	moving  bool
 	globals map[string]at
-	targets map[string]at
+	targets map[string]map[eventual.Ref]bool
 	copied  map[string]map[string]any
 }
 
@@ -311,19 +311,21 @@ func (m *Model[T]) infoOf(pk string, row *store.Entity) (*entInfo, error) {
 		return nil, err
 	}
 	inf := &entInfo{v: eventual.VersionOf(row), sum: digest(props, nil), props: props,
-		globals: map[string]at{}, targets: map[string]at{}, copied: map[string]map[string]any{}}
+		globals: map[string]at{}, targets: map[string]map[eventual.Ref]bool{}, copied: map[string]map[string]any{}}
 	for _, f := range m.specs {
 		switch {
 		case f.kind == featCopy:
-			t := at{}
-			t.pk, t.rk = f.target(v)
-			if t == (at{}) {
+			ts, _ := m.targetsOf(f, v)
+			if len(ts) == 0 {
 				continue
 			}
-			inf.targets[f.name] = t
+			inf.targets[f.name] = map[eventual.Ref]bool{}
+			for _, t := range ts {
+				inf.targets[f.name][t] = true
+			}
 			c := map[string]any{}
-			for _, p := range f.props {
-				c[p] = props[p]
+			for i, p := range f.props {
+				c[f.outs[i]] = props[p]
 			}
 			inf.copied[f.name] = c
 		case f.global:
@@ -761,9 +763,11 @@ func (w *walk[T]) indexes(ctx context.Context) error {
 }
 
 func sortedRefs(m map[eventual.Ref]*entInfo) []eventual.Ref {
-	return slices.SortedFunc(maps.Keys(m), func(a, b eventual.Ref) int {
-		return cmp.Or(cmp.Compare(a.Table, b.Table), cmp.Compare(a.PartitionKey, b.PartitionKey), cmp.Compare(a.RowKey, b.RowKey))
-	})
+	return slices.SortedFunc(maps.Keys(m), compareRefs)
+}
+
+func compareRefs(a, b eventual.Ref) int {
+	return cmp.Or(cmp.Compare(a.Table, b.Table), cmp.Compare(a.PartitionKey, b.PartitionKey), cmp.Compare(a.RowKey, b.RowKey))
 }
 
 // indexOf is the global index of m a row of the index table belongs to.
@@ -868,38 +872,42 @@ func (w *walk[T]) pendingAt(ctx context.Context, pk string) (bool, error) {
 	return len(rows) > 0, err
 }
 
-// copies walks the rows of copy f's table that hold a copy of the
+// copies walks the rows of copy f's tables that hold a copy of the
 // model's entities.
 func (w *walk[T]) copies(ctx context.Context, f *Feature[T]) error {
 	m := w.m
 	_, srcP := copyProps(f)
 	c := filter.Prop(srcP).Gt("")
-	seen := map[at]eventual.Ref{}
-	for row, err := range store.All(ctx, m.st.Table(f.table), store.Query{Filter: c.String()}) {
-		if err != nil {
-			return fmt.Errorf("model: check: scan of %s: %w", f.table, err)
-		}
-		w.rep.Rows++
-		s, _ := row.Properties[srcP].(string)
-		o, err := parseRef(s)
-		if err != nil || o.Table != m.table || !w.in(o.PartitionKey) {
-			continue
-		}
-		a := at{row.PartitionKey, row.RowKey}
-		seen[a] = o
-		if fd := m.judgeCopy(f, a, o, &row, w.ents[o], w.roots[o]); fd != nil {
-			if err := w.confirmCopy(ctx, f, a, o); err != nil {
-				return err
+	seen := map[eventual.Ref]eventual.Ref{}
+	for _, tbl := range f.tables {
+		for row, err := range store.All(ctx, m.st.Table(tbl), store.Query{Filter: c.String()}) {
+			if err != nil {
+				return fmt.Errorf("model: check: scan of %s: %w", tbl, err)
+			}
+			w.rep.Rows++
+			s, _ := row.Properties[srcP].(string)
+			o, err := parseRef(s)
+			if err != nil || o.Table != m.table || !w.in(o.PartitionKey) {
+				continue
+			}
+			a := eventual.Ref{Table: tbl, PartitionKey: row.PartitionKey, RowKey: row.RowKey}
+			seen[a] = o
+			if fd := m.judgeCopy(f, a, o, &row, w.ents[o], w.roots[o]); fd != nil {
+				if err := w.confirmCopy(ctx, f, a, o); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	for _, o := range sortedRefs(w.ents) {
-		a, ok := w.ents[o].targets[f.name]
-		if !ok || seen[a] == o {
-			continue
-		}
-		if err := w.confirmCopy(ctx, f, a, o); err != nil {
-			return err
+		ts := w.ents[o].targets[f.name]
+		for _, a := range slices.SortedFunc(maps.Keys(ts), compareRefs) {
+			if seen[a] == o {
+				continue
+			}
+			if err := w.confirmCopy(ctx, f, a, o); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -912,7 +920,7 @@ func holdsCopy[T any](f *Feature[T], row *store.Entity, src eventual.Ref) bool {
 	if s, _ := row.Properties[srcP].(string); s != srcString(src) {
 		return false
 	}
-	for _, p := range f.props {
+	for _, p := range f.outs {
 		if _, ok := row.Properties[p]; ok {
 			return true
 		}
@@ -921,17 +929,17 @@ func holdsCopy[T any](f *Feature[T], row *store.Entity, src eventual.Ref) bool {
 }
 
 // judgeCopy judges target row a (nil: none) of copy f for entity o.
-func (m *Model[T]) judgeCopy(f *Feature[T], a at, o eventual.Ref, row *store.Entity, inf *entInfo, root bool) *Finding {
+func (m *Model[T]) judgeCopy(f *Feature[T], a eventual.Ref, o eventual.Ref, row *store.Entity, inf *entInfo, root bool) *Finding {
 	if root || inf != nil && inf.moving || row == nil {
 		return nil // the model never creates a target row
 	}
 	verP, srcP := copyProps(f)
 	cv, _ := row.Properties[verP].(int64)
 	mk := func(d Drift, detail string, args ...any) *Finding {
-		return &Finding{Drift: d, Feature: f.name, Row: eventual.Ref{Table: f.table, PartitionKey: a.pk, RowKey: a.rk},
+		return &Finding{Drift: d, Feature: f.name, Row: a,
 			Entity: o, Detail: fmt.Sprintf(detail, args...), scope: inCopy, cv: cv}
 	}
-	maps := inf != nil && inf.targets[f.name] == a
+	maps := inf != nil && inf.targets[f.name][a]
 	holds := holdsCopy(f, row, o)
 	if !maps {
 		if holds {
@@ -946,7 +954,7 @@ func (m *Model[T]) judgeCopy(f *Feature[T], a at, o eventual.Ref, row *store.Ent
 		return mk(DriftMissing, "no copy")
 	}
 	got := map[string]any{}
-	for _, p := range f.props {
+	for _, p := range f.outs {
 		got[p] = row.Properties[p]
 	}
 	if cv < inf.v || digest(got, nil) != digest(inf.copied[f.name], nil) {
@@ -955,9 +963,9 @@ func (m *Model[T]) judgeCopy(f *Feature[T], a at, o eventual.Ref, row *store.Ent
 	return nil
 }
 
-func (w *walk[T]) confirmCopy(ctx context.Context, f *Feature[T], a at, o eventual.Ref) error {
+func (w *walk[T]) confirmCopy(ctx context.Context, f *Feature[T], a eventual.Ref, o eventual.Ref) error {
 	m := w.m
-	r, err := m.st.Table(f.table).Get(ctx, a.pk, a.rk, nil)
+	r, err := m.st.Table(a.Table).Get(ctx, a.PartitionKey, a.RowKey, nil)
 	if store.EntityNotFound(err) {
 		return nil
 	}
@@ -1258,7 +1266,7 @@ func (m *Model[T]) dropStaleClaim(ctx context.Context, f *Feature[T], a at, o ev
 // steps, at the entity's version as read now.
 func (m *Model[T]) mendCopy(ctx context.Context, fd *Finding) error {
 	f := m.byName[fd.Feature]
-	a := at{fd.Row.PartitionKey, fd.Row.RowKey}
+	a := fd.Row
 	o := fd.Entity
 	if fd.Drift == DriftDangling {
 		return m.copyDel(ctx, f, a, o, fd.cv)
@@ -1272,13 +1280,13 @@ func (m *Model[T]) mendCopy(ctx context.Context, fd *Finding) error {
 	}
 	ev := eventual.VersionOf(&row)
 	props := own(row.Properties)
-	want := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: map[string]any{}}
-	for _, p := range f.props {
-		want.Properties[p] = props[p]
+	want := store.Entity{PartitionKey: a.PartitionKey, RowKey: a.RowKey, Properties: map[string]any{}}
+	for i, p := range f.props {
+		want.Properties[f.outs[i]] = props[p]
 	}
 	verP, srcP := copyProps(f)
-	tbl := m.st.Table(f.table)
-	cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
+	tbl := m.st.Table(a.Table)
+	cur, err := tbl.Get(ctx, a.PartitionKey, a.RowKey, nil)
 	if store.EntityNotFound(err) {
 		return nil
 	}
@@ -1300,5 +1308,5 @@ func (m *Model[T]) mendCopy(ctx context.Context, fd *Finding) error {
 		_, err := tbl.Update(ctx, want, store.Merge, cur.ETag)
 		return err
 	}
-	return m.copyPut(ctx, f, want, o, ev)
+	return m.copyPut(ctx, f, a.Table, want, o, ev)
 }

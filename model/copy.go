@@ -2,9 +2,11 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tablekit/tablekit/core/eventual"
@@ -28,38 +30,58 @@ func srcString(r eventual.Ref) string {
 	return r.Table + "/" + r.PartitionKey + "/" + r.RowKey
 }
 
-// planCopy plans the steps of copy f for one write: a removal from the
-// target the entity leaves, a put into the one it maps to.
+// copyStep is a step of copy f into row c of table.
+func (m *Model[T]) copyStep(act, table string, f *Feature[T], c store.Entity) eventual.Step {
+	data, _ := json.Marshal(stepData{Index: f.name, Action: act})
+	return eventual.Custom(m.step, table, c, data)
+}
+
+// planCopy plans the steps of copy f for one write: a removal from every
+// target the entity leaves, a put into every one it maps to (its
+// properties under their names on the targets). A target refused
+// (targetsOf) or a property the target's table would store in plain text
+// refuses the write.
 func (m *Model[T]) planCopy(f *Feature[T], old, now *T, newProps map[string]any) (dels, puts []eventual.Step, err error) {
-	var was, is at
+	var was, is []eventual.Ref
 	if old != nil {
-		was.pk, was.rk = f.target(old)
+		was, _ = m.targetsOf(f, old)
 	}
 	if now != nil {
-		is.pk, is.rk = f.target(now)
-	}
-	if now != nil && is != (at{}) {
-		if err := store.ValidateKeys(is.pk, is.rk); err != nil {
-			return nil, nil, fmt.Errorf("model: copy %s: target: %w", f.name, err)
+		if is, err = m.targetsOf(f, now); err != nil {
+			return nil, nil, err
 		}
-		c := store.Entity{PartitionKey: is.pk, RowKey: is.rk, Properties: map[string]any{}}
-		for _, p := range f.props {
-			v, ok := newProps[p]
-			if !ok {
-				return nil, nil, refuse("copy %s: the entity has no property %s", f.name, p)
+		if len(is) > 0 {
+			copied := map[string]any{}
+			for i, p := range f.props {
+				v, ok := newProps[p]
+				if !ok {
+					return nil, nil, refuse("copy %s: the entity has no property %s", f.name, p)
+				}
+				copied[f.outs[i]] = v
 			}
-			c.Properties[p] = v
+			checked := map[string]bool{}
+			for _, t := range is {
+				if !checked[t.Table] {
+					if err := m.checkEncrypted(f, t.Table); err != nil {
+						return nil, nil, err
+					}
+					checked[t.Table] = true
+				}
+				c := store.Entity{PartitionKey: t.PartitionKey, RowKey: t.RowKey, Properties: maps.Clone(copied)}
+				puts = append(puts, m.copyStep(actCopyPut, t.Table, f, c))
+			}
 		}
-		puts = append(puts, m.newStep(f, actCopyPut, c, ""))
 	}
-	if old != nil && was != is && was != (at{}) && store.ValidateKeys(was.pk, was.rk) == nil {
-		dels = append(dels, m.newStep(f, actCopyDel, store.Entity{PartitionKey: was.pk, RowKey: was.rk}, ""))
+	for _, t := range was {
+		if !slices.Contains(is, t) {
+			dels = append(dels, m.copyStep(actCopyDel, t.Table, f, store.Entity{PartitionKey: t.PartitionKey, RowKey: t.RowKey}))
+		}
 	}
 	return dels, puts, nil
 }
 
 // mapsTo reports whether entity src exists and maps copy f to target a.
-func (m *Model[T]) mapsTo(ctx context.Context, f *Feature[T], src eventual.Ref, a at) (bool, error) {
+func (m *Model[T]) mapsTo(ctx context.Context, f *Feature[T], src eventual.Ref, a eventual.Ref) (bool, error) {
 	row, found, err := src.Read(ctx, m.st)
 	if err != nil || !found || reserved(&row) {
 		return false, err
@@ -68,20 +90,20 @@ func (m *Model[T]) mapsTo(ctx context.Context, f *Feature[T], src eventual.Ref, 
 	if err != nil {
 		return false, err
 	}
-	pk, rk := f.target(v)
-	return at{pk, rk} == a, nil
+	ts, _ := m.targetsOf(f, v)
+	return slices.Contains(ts, a), nil
 }
 
 // copyPut merges the copied properties into the target, unless the
 // target holds this source's copy at the same or a newer version, or
 // another source's copy whose source still maps to it.
-func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity, src eventual.Ref, v int64) error {
+func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], table string, want store.Entity, src eventual.Ref, v int64) error {
 	verP, srcP := copyProps(f)
-	tbl := m.st.Table(f.table)
-	a := at{want.PartitionKey, want.RowKey}
+	tbl := m.st.Table(table)
+	a := eventual.Ref{Table: table, PartitionKey: want.PartitionKey, RowKey: want.RowKey}
 	me := srcString(src)
 	for range maxRounds {
-		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
+		cur, err := tbl.Get(ctx, a.PartitionKey, a.RowKey, nil)
 		if store.EntityNotFound(err) {
 			return nil // nothing holds the copy
 		}
@@ -115,13 +137,13 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 			}
 			if holds {
 				return fmt.Errorf("%w: copy %s, row (%q, %q) of %s: %s holds it, %s wants it at version %d",
-					ErrOtherSource, f.name, a.pk, a.rk, f.table, s, me, v)
+					ErrOtherSource, f.name, a.PartitionKey, a.RowKey, a.Table, s, me, v)
 			}
 		}
 		// The target as read with the copy over it, replaced over the
 		// ETag read: a merge of it, and one an encrypting table takes (a
 		// merge of an encrypted property it refuses).
-		merge := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: maps.Clone(cur.Properties)}
+		merge := store.Entity{PartitionKey: a.PartitionKey, RowKey: a.RowKey, Properties: maps.Clone(cur.Properties)}
 		maps.Copy(merge.Properties, want.Properties)
 		merge.Properties[verP] = v
 		merge.Properties[srcP] = me
@@ -147,12 +169,12 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], want store.Entity
 // copyDel removes this source's copied properties from the target, if
 // the copy there is not newer, leaving the version so an older put that
 // runs late does not bring them back.
-func (m *Model[T]) copyDel(ctx context.Context, f *Feature[T], a at, src eventual.Ref, v int64) error {
+func (m *Model[T]) copyDel(ctx context.Context, f *Feature[T], a eventual.Ref, src eventual.Ref, v int64) error {
 	verP, srcP := copyProps(f)
-	tbl := m.st.Table(f.table)
+	tbl := m.st.Table(a.Table)
 	me := srcString(src)
 	for range maxRounds {
-		cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
+		cur, err := tbl.Get(ctx, a.PartitionKey, a.RowKey, nil)
 		if store.EntityNotFound(err) {
 			return nil
 		}
@@ -167,8 +189,8 @@ func (m *Model[T]) copyDel(ctx context.Context, f *Feature[T], a at, src eventua
 		if ok, err := m.mapsTo(ctx, f, src, a); err != nil || ok {
 			return err // it maps here again: a later operation refreshes it
 		}
-		next := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: maps.Clone(cur.Properties)}
-		for _, p := range f.props {
+		next := store.Entity{PartitionKey: a.PartitionKey, RowKey: a.RowKey, Properties: maps.Clone(cur.Properties)}
+		for _, p := range f.outs {
 			delete(next.Properties, p)
 		}
 		next.Properties[verP] = v
@@ -192,54 +214,29 @@ func parseRef(s string) (eventual.Ref, error) {
 	return eventual.Ref{Table: parts[0], PartitionKey: parts[1], RowKey: parts[2]}, nil
 }
 
-// SourceOf returns the entity whose copy name (a CopyTo of this model) the
-// row (pk, rk) of the copy's table holds: a department row's manager. It
-// reads the row, then the entity it names, and returns the entity (with
-// its ETag) only when it still maps to that row, so a copy left behind by
-// an entity that moved on, or by one deleted, is never taken for the
-// current source. A row that holds no copy of the model, or whose entity
-// no longer maps to it, is an error matching store.ErrNotFound. Two point
-// reads.
+// SourceOf returns the entity whose copy name (a CopyTo of this model,
+// or a CopyToEach of one table) the row (pk, rk) of the copy's table
+// holds: a department row's manager. It reads the row, then the entity it
+// names, and returns the entity (with its ETag) only when it still maps
+// to that row, so a copy left behind by an entity that moved on, or by
+// one deleted, is never taken for the current source. A row that holds
+// no copy of the model, or whose entity no longer maps to it, is an error
+// matching store.ErrNotFound. Two point reads. CopyAt reads a copy of any
+// table, and what it holds.
 func (m *Model[T]) SourceOf(ctx context.Context, name, pk, rk string) (*T, error) {
-	if ctx == nil {
-		return nil, refuse("the context is nil")
-	}
 	f := m.byName[name]
 	if f == nil || f.kind != featCopy {
 		return nil, refuse("no copy named %q is declared (a CopyTo of this model)", name)
 	}
-	if err := store.ValidateKeys(pk, rk); err != nil {
-		return nil, fmt.Errorf("model: copy %s: %w", name, err)
+	if len(f.tables) != 1 {
+		return nil, refuse("copy %s has %d tables (%s): name the row's table with CopyAt", name, len(f.tables), strings.Join(f.tables, ", "))
 	}
-	row, err := m.st.Table(f.table).Get(ctx, pk, rk, nil)
+	c, err := m.CopyAt(ctx, name, store.RowRef{Table: f.tables[0], PartitionKey: pk, RowKey: rk})
 	if err != nil {
 		return nil, err
 	}
-	_, srcP := copyProps(f)
-	s, _ := row.Properties[srcP].(string)
-	if s == "" {
-		return nil, notFound("row (%q, %q) of %s holds no copy %s", pk, rk, f.table, name)
+	if c.Entity == nil {
+		return nil, notFound("row (%q, %q) of %s: entity (%q, %q) is gone or no longer maps its copy %s to it", pk, rk, f.tables[0], c.PartitionKey, c.ID, name)
 	}
-	src, err := parseRef(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: row (%q, %q) of %s: %s %q: %w", ErrBypassed, pk, rk, f.table, srcP, s, err)
-	}
-	if src.Table != m.table {
-		return nil, notFound("row (%q, %q) of %s holds the copy %s of an entity of %s, not of %s", pk, rk, f.table, name, src.Table, m.table)
-	}
-	id := idOf(src.RowKey)
-	if id == "" {
-		return nil, notFound("row (%q, %q) of %s: its copy %s names %s, not an entity", pk, rk, f.table, name, s)
-	}
-	v, err := m.Get(ctx, src.PartitionKey, id)
-	if store.EntityNotFound(err) {
-		return nil, notFound("row (%q, %q) of %s: the entity (%q, %q) its copy %s names is gone", pk, rk, f.table, src.PartitionKey, id, name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if tpk, trk := f.target(v); tpk != pk || trk != rk {
-		return nil, notFound("row (%q, %q) of %s: entity (%q, %q) no longer maps its copy %s to it", pk, rk, f.table, src.PartitionKey, id, name)
-	}
-	return v, nil
+	return c.Entity, nil
 }

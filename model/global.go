@@ -39,11 +39,7 @@ func newToken() (string, error) { return claims.NewToken(), nil }
 
 func (m *Model[T]) newStep(f *Feature[T], act string, c store.Entity, token string) eventual.Step {
 	data, _ := json.Marshal(stepData{Index: f.name, Action: act, Token: token})
-	table := m.itable
-	if f.kind == featCopy {
-		table = f.table
-	}
-	return eventual.Custom(m.step, table, c, data)
+	return eventual.Custom(m.step, m.itable, c, data)
 }
 
 func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
@@ -63,6 +59,9 @@ func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
 	}
 	if d.Action != actPut && d.Action != actDel && d.Action != actCopyPut && d.Action != actCopyDel {
 		return nil, d, refuse("copy step for index %s: unknown action %q", d.Index, d.Action)
+	}
+	if f.kind == featCopy && tableOf(f, s.Table) == "" {
+		return nil, d, refuse("copy step for %s: table %q is not one of its tables", d.Index, s.Table)
 	}
 	if _, bad := s.Entity.Properties[eventual.VersionProperty]; bad {
 		return nil, d, refuse("copy step for index %s carries %s", d.Index, eventual.VersionProperty)
@@ -334,9 +333,9 @@ func (m *Model[T]) runStep(ctx context.Context, op eventual.Operation, s eventua
 	a := at{s.Entity.PartitionKey, s.Entity.RowKey}
 	switch d.Action {
 	case actCopyPut:
-		return m.copyPut(ctx, f, s.Entity, *op.Source, op.Version)
+		return m.copyPut(ctx, f, tableOf(f, s.Table), s.Entity, *op.Source, op.Version)
 	case actCopyDel:
-		return m.copyDel(ctx, f, a, *op.Source, op.Version)
+		return m.copyDel(ctx, f, eventual.Ref{Table: tableOf(f, s.Table), PartitionKey: a.pk, RowKey: a.rk}, *op.Source, op.Version)
 	}
 	if d.Action == actDel {
 		return m.del(ctx, f, a, *op.Source, op.Version)

@@ -47,7 +47,7 @@ const (
 	fGUnique = "gunique" // GlobalUnique("email")
 	fGIndex  = "gindex"  // GlobalIndex("lastname"), its copies projected (lastnameProj)
 	fLog     = "log"
-	fCopy    = "copy" // CopyTo("card"): Email and LastName onto a card row
+	fCopy    = "copy" // CopyToEach("card"): Email, and LastName as Surname, onto a card, a badge and (a red team's) a red row
 	fBlob    = "blob" // Blob("photo"): Photo in a blob
 	fList    = "list" // List("family"): the ids of a partition's entities by LastName
 )
@@ -65,7 +65,19 @@ var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy, fBlo
 // blobContainer the container of its photos.
 var cardsTable, blobContainer string
 
-func cardOf(e *Employee) (string, string) { return "cards", mustJoin(e.Dept, e.ID) }
+// cardPartitions are the partitions of the target rows of fCopy: an
+// entity maps to its row of the first two, and to its row of "red" while
+// its team is red (a target set that changes with the entity's values).
+var cardPartitions = []string{"cards", "badges", "red"}
+
+func cardsOf(e *Employee) []store.RowRef {
+	out := []store.RowRef{{Table: cardsTable, PartitionKey: "cards", RowKey: mustJoin(e.Dept, e.ID)},
+		{Table: cardsTable, PartitionKey: "badges", RowKey: mustJoin(e.Dept, e.ID)}}
+	if e.Team == "red" {
+		out = append(out, store.RowRef{Table: cardsTable, PartitionKey: "red", RowKey: mustJoin(e.Dept, e.ID)})
+	}
+	return out
+}
 
 func features(names []string) []model.Feature[Employee] {
 	var out []model.Feature[Employee]
@@ -82,7 +94,7 @@ func features(names []string) []model.Feature[Employee] {
 		case fLog:
 			out = append(out, model.Log[Employee]())
 		case fCopy:
-			out = append(out, model.CopyTo("card", cardsTable, cardOf, "Email", "LastName"))
+			out = append(out, model.CopyToEach("card", []string{cardsTable}, cardsOf, "Email", "LastName").Rename("LastName", "Surname"))
 		case fBlob:
 			out = append(out, model.Blob("photo", blobContainer, func(e *Employee) *[]byte { return &e.Photo }))
 		case fList:
@@ -117,15 +129,18 @@ func newFixture(t *testing.T, e eventualtest.Env, st store.Store, names []string
 	f.table = e.B.NewTable(t, "Model")
 	if f.has(fCopy) {
 		f.cards = e.B.NewTable(t, "Cards")
-		for _, d := range []string{"Sales", "Ops"} {
-			for _, p := range []string{"w0-", "w1-", "w2-", "c"} {
-				for i := 0; i < 3; i++ {
-					_, err := e.B.Store.Table(f.cards).Insert(context.Background(), store.Entity{PartitionKey: "cards",
-						RowKey: mustJoin(d, fmt.Sprintf("%s%d", p, i)), Properties: map[string]any{"Holder": "card"}})
-					if err != nil {
-						t.Fatal(err)
+		for _, cp := range cardPartitions {
+			var rows []store.Action
+			for _, d := range []string{"Sales", "Ops"} {
+				for _, p := range []string{"w0-", "w1-", "w2-", "c"} {
+					for i := 0; i < 3; i++ {
+						rows = append(rows, store.Action{Kind: store.ActionInsert, Entity: store.Entity{PartitionKey: cp,
+							RowKey: mustJoin(d, fmt.Sprintf("%s%d", p, i)), Properties: map[string]any{"Holder": "card"}}})
 					}
 				}
+			}
+			if _, err := e.B.Store.Table(f.cards).Transact(context.Background(), rows); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
@@ -513,8 +528,9 @@ func mustJoin(parts ...string) string {
 	return k
 }
 
-// verifyCards checks the card rows: the card of each entity holds its
-// Email and LastName at its version; the others hold neither.
+// verifyCards checks the target rows of fCopy: each row an entity maps
+// to holds its Email and its LastName (as Surname) at its version; the
+// others hold neither.
 func (f *fixture) verifyCards(t *testing.T, ents map[string]*stored, r *report) {
 	t.Helper()
 	for row, err := range store.All(context.Background(), f.e.B.Store.Table(f.cards), store.Query{}) {
@@ -524,23 +540,24 @@ func (f *fixture) verifyCards(t *testing.T, ents map[string]*stored, r *report) 
 		parts, _ := keys.Split(row.RowKey)
 		s := ents[mustJoin(parts[0], parts[1])]
 		_, hasEmail := row.Properties["Email"]
+		_, hasSurname := row.Properties["Surname"]
 		if row.Properties["Holder"] != "card" {
-			r.lost = append(r.lost, fmt.Sprintf("card %v lost its own property", parts))
+			r.lost = append(r.lost, fmt.Sprintf("%s row %v lost its own property", row.PartitionKey, parts))
 		}
-		if s == nil {
-			if hasEmail {
-				r.duplicated = append(r.duplicated, fmt.Sprintf("card %v holds a copy of a deleted entity", parts))
+		if s == nil || row.PartitionKey == "red" && s.emp.Team != "red" {
+			if hasEmail || hasSurname {
+				r.duplicated = append(r.duplicated, fmt.Sprintf("%s row %v holds a copy of an entity deleted or mapping elsewhere", row.PartitionKey, parts))
 			}
 			continue
 		}
 		r.copies++
 		switch {
 		case !hasEmail:
-			r.lost = append(r.lost, fmt.Sprintf("card of %s/%s has no copy", s.pk, s.id))
-		case row.Properties["Email"] != s.props["Email"] || row.Properties["LastName"] != s.props["LastName"] ||
+			r.lost = append(r.lost, fmt.Sprintf("%s row of %s/%s has no copy", row.PartitionKey, s.pk, s.id))
+		case row.Properties["Email"] != s.props["Email"] || row.Properties["Surname"] != s.props["LastName"] ||
 			row.Properties["TkDn_card_V"] != s.v:
-			r.older = append(r.older, fmt.Sprintf("card of %s/%s: %v at v%v, entity %v %v at v%d", s.pk, s.id,
-				row.Properties["Email"], row.Properties["TkDn_card_V"], s.props["Email"], s.props["LastName"], s.v))
+			r.older = append(r.older, fmt.Sprintf("%s row of %s/%s: %v %v at v%v, entity %v %v at v%d", row.PartitionKey, s.pk, s.id,
+				row.Properties["Email"], row.Properties["Surname"], row.Properties["TkDn_card_V"], s.props["Email"], s.props["LastName"], s.v))
 		}
 	}
 }

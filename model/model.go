@@ -108,10 +108,14 @@ type Feature[T any] struct {
 	value  func(*T) string
 	global bool
 	unique bool
-	// a denormalized copy (CopyTo)
-	table  string
-	target func(*T) (pk, rk string)
-	props  []string
+	// a denormalized copy (CopyTo, CopyToEach): its tables, targets,
+	// properties, renames (Rename) and, from Define, the target name of
+	// each property (outs, beside props)
+	tables  []string
+	targets func(*T) []store.RowRef
+	props   []string
+	renames [][2]string
+	outs    []string
 	// the properties an index's copies hold (Project); nil: all
 	proj []string
 	// a property kept in a blob (Blob)
@@ -158,18 +162,24 @@ func GlobalIndex[T any](name string, value func(*T) string) Feature[T] {
 // partition, in the same transaction; Model.Log reads it newest first.
 func Log[T any]() Feature[T] { return Feature[T]{kind: featLog, name: "log"} }
 
-// CopyTo declares a denormalized copy: the entity is the source of
-// properties props held by the row target maps it to in table (a row of
-// someone else's: the model never creates or deletes it). The engine
-// merges the properties into the target on every write, with the
-// entity's version (TkDn_<name>_V) and its keys (TkDn_<name>_Src), and
-// removes them when the entity is deleted or maps to another target. A
-// target that does not exist when the step runs gets nothing. A target
-// row another source still maps to fails the step with ErrOtherSource. A
-// target of ("", "") means none: the entity is copied nowhere (an
-// employee who manages no department).
+// CopyTo declares a denormalized copy onto one row: the entity is the
+// source of properties props held by the row target maps it to in table
+// (a row of someone else's: the model never creates or deletes it). It is
+// CopyToEach with one table and at most one target: a target of ("", "")
+// means none, the entity is copied nowhere (an employee who manages no
+// department). See CopyToEach for what the engine writes.
 func CopyTo[T any](name, table string, target func(*T) (pk, rk string), props ...string) Feature[T] {
-	return Feature[T]{kind: featCopy, name: name, table: table, target: target, props: props, global: true}
+	var targets func(*T) []store.RowRef
+	if target != nil {
+		targets = func(v *T) []store.RowRef {
+			pk, rk := target(v)
+			if pk == "" && rk == "" {
+				return nil
+			}
+			return []store.RowRef{{Table: table, PartitionKey: pk, RowKey: rk}}
+		}
+	}
+	return CopyToEach(name, []string{table}, targets, props...)
 }
 
 // ErrOtherSource matches the error of a copy step whose target row holds
@@ -242,6 +252,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 		if err := checkProjection(&f); err != nil {
 			return nil, err
 		}
+		if f.renames != nil && f.kind != featCopy {
+			return nil, refuse("%s: Rename applies to a copy (CopyTo, CopyToEach) only", f.name)
+		}
 		switch f.kind {
 		case featLog:
 			if m.log {
@@ -249,17 +262,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 			}
 			m.log = true
 		case featCopy:
-			if !indexName.MatchString(f.name) || f.target == nil || len(f.props) == 0 {
-				return nil, refuse("copy %q needs a name (1 to 63 letters, digits or _), a target and properties", f.name)
+			if err := m.addCopy(&f); err != nil {
+				return nil, err
 			}
-			if err := store.ValidateTableName(f.table); err != nil {
-				return nil, fmt.Errorf("model: copy %s: %w", f.name, err)
-			}
-			if m.byName[f.name] != nil {
-				return nil, refuse("%s is declared twice", f.name)
-			}
-			m.byName[f.name] = &f
-			m.specs = append(m.specs, &f)
 		case featBlob:
 			if err := m.addBlob(&f); err != nil {
 				return nil, err

@@ -77,7 +77,7 @@ func TestProjectRefusals(t *testing.T) {
 		{"twice", model.GlobalIndex("team", team).Project("N", "Team", "N"), `index team projects "N" twice`},
 		{"a log", model.Log[Employee]().Project("N"), "log: Project applies to an index"},
 		{"a list", model.List("family", team).Project("N"), "family: Project applies to an index"},
-		{"a copy", model.CopyTo("card", "Cards", cardOf, "Email").Project("Email"), "card: Project applies to an index"},
+		{"a copy", model.CopyTo("card", "Cards", func(e *Employee) (string, string) { return "cards", e.ID }, "Email").Project("Email"), "card: Project applies to an index"},
 	} {
 		_, err := model.Define(st, "ProjRef", &model.Options{Engine: eng}, c.feat)
 		if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.want) {

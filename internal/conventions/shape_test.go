@@ -22,7 +22,7 @@ type thing struct{}
 // table-qualified reference store.RowRef (these lines compile only while
 // they are aliases, not types of their own).
 var (
-	_ = []store.Key{partition.Ref{}, xindex.Ref{}, denorm.Ref{}, indexentity.Key{}}
+	_ = []store.Key{partition.Ref{}, xindex.Ref{}, indexentity.Key{}}
 	_ = []store.RowRef{eventual.Ref{}, denorm.Target{}}
 )
 
