@@ -197,6 +197,12 @@ func (m *Model[T]) editSegments(ctx context.Context, tx *eventual.Tx, f *Feature
 			f.name, pk, value, len(unionOf(segs))+1, len(segs)+1, MaxListSegments, m.o.ListSegmentUnits)
 	}
 	lo, hi := ids[:len(ids)/2], ids[len(ids)/2:]
+	if i == len(segs)-1 && at == len(s.ids) {
+		// An id past the last one (ids made in time order): the full
+		// segment stays full and the id starts the next, so such a list
+		// fills its segments instead of leaving each half empty.
+		lo, hi = ids[:at], ids[at:]
+	}
 	// The lower half keeps the row; the upper half starts a segment at a
 	// bound between the two. Only the first segment holds ids below its
 	// own bound: when its upper half starts at that bound, the upper half

@@ -138,10 +138,11 @@ func TestListPastOneRow(t *testing.T) {
 	}
 }
 
-// TestListSegmentLimit: a write that would split a value's list into more
-// than MaxListSegments segments is refused, naming the count and the
-// limit, with nothing written; and a bad Options.ListSegmentUnits is
-// refused at Define.
+// TestListSegmentLimit: ids added in increasing order fill their
+// segments; a write that would split a value's list into more than
+// MaxListSegments segments is refused, naming the count and the limit,
+// with nothing written; and a bad Options.ListSegmentUnits is refused at
+// Define.
 func TestListSegmentLimit(t *testing.T) {
 	e := eventualtest.MemEnv()
 	ctx := context.Background()
@@ -156,6 +157,11 @@ func TestListSegmentLimit(t *testing.T) {
 	if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), fmt.Sprintf("in %d segments: the limit is %d segments", model.MaxListSegments+1, model.MaxListSegments)) ||
 		!strings.Contains(err.Error(), `value "Many"`) {
 		t.Fatalf("after %d ids: %v", i, err)
+	}
+	// Ids in increasing order fill each segment (two of them to a
+	// segment of listSegmentUnits) rather than leaving it half empty.
+	if i != 2*model.MaxListSegments {
+		t.Fatalf("refused after %d ids, want %d", i, 2*model.MaxListSegments)
 	}
 	if _, err := f.m.Get(ctx, "Sales", fmt.Sprintf("m%03d", i)); !store.EntityNotFound(err) {
 		t.Fatalf("the refused entity was written: %v", err)
