@@ -285,9 +285,10 @@ func (m *Model[T]) listsIn(rows []store.Entity) map[string]map[string][]segment 
 
 // judgeLists compares the lists a partition holds (have) with those its
 // entities give (want): an id no segment names is missing; an id a
-// segment names that does not hold the value (or is gone), or that an
-// earlier segment names too, dangles, and so does a segment that names
-// no id.
+// segment names that does not hold the value (or is gone), that an
+// earlier segment names too, or that lies outside the segment's range
+// of ids (from its bound to the next one's) dangles, and so does a
+// segment that names no id.
 func (m *Model[T]) judgeLists(pk string, have map[string]map[string][]segment, want map[string]map[string][]string) []Finding {
 	var out []Finding
 	for _, f := range m.lists {
@@ -314,18 +315,23 @@ func (m *Model[T]) judgeLists(pk string, have map[string]map[string][]segment, w
 				out = append(out, fd)
 			}
 			named := map[string]string{} // id -> the segment naming it first
-			for _, s := range segs {
+			for j, s := range segs {
 				if len(s.ids) == 0 {
 					add(DriftDangling, s.key, "", "has a segment (bound %q) that names no id", s.bound)
 				}
 				for _, id := range s.ids {
-					if other, twice := named[id]; twice {
-						add(DriftDangling, s.key, id, "names entity %q in two segments (bounds %q and %q)", id, other, s.bound)
-						continue
+					other, twice := named[id]
+					if !twice {
+						named[id] = s.bound
 					}
-					named[id] = s.bound
-					if _, in := slices.BinarySearch(w, id); !in {
+					switch _, in := slices.BinarySearch(w, id); {
+					case !in:
 						add(DriftDangling, s.key, id, "names entity %q, which does not hold it", id)
+					case twice:
+						add(DriftDangling, s.key, id, "names entity %q in two segments (bounds %q and %q)", id, other, s.bound)
+					case id < s.bound || j+1 < len(segs) && id >= segs[j+1].bound:
+						// A write finds an id's segment by the bounds.
+						add(DriftDangling, s.key, id, "names entity %q in the segment of bound %q, outside its range", id, s.bound)
 					}
 				}
 			}

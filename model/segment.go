@@ -187,45 +187,65 @@ func (m *Model[T]) editSegments(ctx context.Context, tx *eventual.Tx, f *Feature
 	}
 	i := route(segs, id)
 	s := segs[i]
+	key, old := s.key, ""
+	if id < s.bound {
+		// An id below every bound (the segment of bound "" was emptied
+		// and deleted): the first segment moves to bound "", so that
+		// every segment holds only the ids from its bound to the next.
+		if key, err = segmentKey(f, value, ""); err != nil {
+			return err
+		}
+		old, s.bound = s.key, ""
+	}
 	at, _ := slices.BinarySearch(s.ids, id)
 	ids := slices.Insert(slices.Clone(s.ids), at, id)
-	if len(ids) == 1 || listUnits(ids) <= m.o.ListSegmentUnits {
-		return putSegment(tx, label, s.key, ids)
-	}
-	if len(segs)+1 > MaxListSegments {
-		return refuse("list %s of partition %q: value %q would list %d ids in %d segments: the limit is %d segments (MaxListSegments) of %d UTF-16 units (Options.ListSegmentUnits)",
-			f.name, pk, value, len(unionOf(segs))+1, len(segs)+1, MaxListSegments, m.o.ListSegmentUnits)
-	}
-	lo, hi := ids[:len(ids)/2], ids[len(ids)/2:]
-	if i == len(segs)-1 && at == len(s.ids) {
-		// An id past the last one (ids made in time order): the full
-		// segment stays full and the id starts the next, so such a list
-		// fills its segments instead of leaving each half empty.
-		lo, hi = ids[:at], ids[at:]
-	}
-	// The lower half keeps the row; the upper half starts a segment at a
-	// bound between the two. Only the first segment holds ids below its
-	// own bound: when its upper half starts at that bound, the upper half
-	// keeps the row and the lower half becomes the segment of bound "".
-	bound := separator(lo[len(lo)-1], hi[0])
-	if bound == s.bound {
-		k, err := segmentKey(f, value, "")
+	rows := []segment{{key: key, ids: ids}}
+	if len(ids) > 1 && listUnits(ids) > m.o.ListSegmentUnits {
+		if len(segs)+1 > MaxListSegments {
+			return refuse("list %s of partition %q: value %q would list %d ids in %d segments: the limit is %d segments (MaxListSegments) of %d UTF-16 units (Options.ListSegmentUnits)",
+				f.name, pk, value, len(unionOf(segs))+1, len(segs)+1, MaxListSegments, m.o.ListSegmentUnits)
+		}
+		lo, hi := ids[:len(ids)/2], ids[len(ids)/2:]
+		if i == len(segs)-1 && at == len(s.ids) {
+			// An id past the last one (ids made in time order): the full
+			// segment stays full and the id starts the next, so such a
+			// list fills its segments instead of leaving each half empty.
+			lo, hi = ids[:at], ids[at:]
+		}
+		// The lower half keeps the row; the upper half starts a segment
+		// at a bound between the two, above the segment's own (its ids
+		// are all at or above it) and below the next segment's.
+		bound := separator(lo[len(lo)-1], hi[0])
+		k, err := segmentKey(f, value, bound)
 		if err != nil {
 			return err
 		}
-		if err := putSegment(tx, label, k, lo); err != nil {
+		taken := false
+		for j, x := range segs {
+			taken = taken || j != i && x.key == k
+		}
+		if bound <= s.bound || taken {
+			return refuse("list %s of partition %q: value %q: its segments do not hold their ranges of ids (written past the model?): run Check and Repair",
+				f.name, pk, value)
+		}
+		rows = []segment{{key: key, ids: lo}, {key: k, ids: hi}}
+	}
+	for _, r := range rows {
+		if r.key == old {
+			old = "" // written again: not deleted
+		}
+	}
+	if old != "" {
+		if err := tx.Delete(label, old, store.ETagAny); err != nil {
 			return err
 		}
-		return putSegment(tx, label, s.key, hi)
 	}
-	k, err := segmentKey(f, value, bound)
-	if err != nil {
-		return err
+	for _, r := range rows {
+		if err := putSegment(tx, label, r.key, r.ids); err != nil {
+			return err
+		}
 	}
-	if err := putSegment(tx, label, s.key, lo); err != nil {
-		return err
-	}
-	return putSegment(tx, label, k, hi)
+	return nil
 }
 
 // putSegment adds to tx the segment row k holding ids.

@@ -233,7 +233,7 @@ func TestListOldFormat(t *testing.T) {
 
 // TestListSegmentsCheckRepair seeds each drift a segmented list can have
 // by writing its rows directly (an id missing, an id no entity holds, an
-// id in two segments, an empty segment): Check reports each on its
+// id in two segments and outside its segment's range, an empty segment): Check reports each on its
 // segment, Repair mends them all, and a second Check is clean.
 func TestListSegmentsCheckRepair(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
@@ -271,9 +271,10 @@ func TestListSegmentsCheckRepair(t *testing.T) {
 		first := segs[rks[0]]
 		put(rks[0], append(slices.Clone(first[1:]), "zzz"))
 		want = append(want, key{model.DriftMissing, rks[0]}, key{model.DriftDangling, rks[0]})
-		// The second segment also names an id of the third.
+		// The second segment also names an id of the third: outside its
+		// range there, in two segments in the third.
 		put(rks[1], append(slices.Clone(segs[rks[1]]), segs[rks[2]][0]))
-		want = append(want, key{model.DriftDangling, rks[2]})
+		want = append(want, key{model.DriftDangling, rks[1]}, key{model.DriftDangling, rks[2]})
 		// An empty segment.
 		empty := mustJoin("n", "family", "Jones", "zzzz")
 		put(empty, nil)
@@ -310,6 +311,56 @@ func TestListSegmentsCheckRepair(t *testing.T) {
 		ids, err := f.m.ListIDs(ctx, "family", "Sales", "Jones")
 		if err != nil || len(ids) != 8 {
 			t.Fatalf("after Repair: %q, %v", ids, err)
+		}
+	})
+}
+
+// TestListFirstSegmentMoves: once the segment of bound "" is emptied and
+// deleted, an id below every bound moves the first segment to bound "",
+// so that every segment keeps to its range of ids (Check judges the
+// ranges), through a split too.
+func TestListFirstSegmentMoves(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := context.Background()
+		f := newFixture(t, e, nil, []string{fList})
+		ins := func(ids ...string) {
+			t.Helper()
+			for _, id := range ids {
+				if err := f.m.Insert(ctx, &Employee{Dept: "Sales", ID: id, LastName: "Jones"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		del := func(ids ...string) {
+			t.Helper()
+			for _, id := range ids {
+				if err := f.m.Delete(ctx, "Sales", id, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		expect := func(want map[string][]string) {
+			t.Helper()
+			got := f.segmentRows(t, "Sales", "Jones")
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("segments %q, want %q", got, want)
+			}
+			if rep, err := f.m.Check(ctx, nil); err != nil || !rep.Clean() {
+				t.Fatalf("Check: %v, %v", rep, err)
+			}
+		}
+		first := mustJoin("n", "family", "Jones", "")
+		seg := func(b string) string { return mustJoin("n", "family", "Jones", b) }
+		ins("m00", "m01", "m02", "m03") // three ids fill a segment of 12 units
+		expect(map[string][]string{first: {"m00", "m01", "m02"}, seg("m03"): {"m03"}})
+		del("m00", "m01", "m02")
+		expect(map[string][]string{seg("m03"): {"m03"}})
+		ins("a00") // below every bound: the segment moves to ""
+		expect(map[string][]string{first: {"a00", "m03"}})
+		ins("b00", "c00") // a split below the old bound
+		expect(map[string][]string{first: {"a00", "b00"}, seg("c"): {"c00", "m03"}})
+		if r := f.verify(t); r.bad() {
+			t.Fatal(r)
 		}
 	})
 }
