@@ -143,11 +143,11 @@ func seedDrift(t *testing.T, f *fixture) []key {
 	// Lists: w2-1's list row removed (its id missing), and w0-0's list
 	// naming an entity that never was.
 	e7 := seeded(7)
-	if err := tb.Delete(ctx, "Sales", mustJoin("n", "family", e7.LastName), store.ETagAny); err != nil {
+	if err := tb.Delete(ctx, "Sales", mustJoin("n", "family", e7.LastName, ""), store.ETagAny); err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, key{model.DriftMissing, "family", f.table, "Sales", mustJoin("n", "family", e7.LastName)})
-	l0 := f.rawGet(t, f.table, "Sales", mustJoin("n", "family", e0.LastName))
+	want = append(want, key{model.DriftMissing, "family", f.table, "Sales", mustJoin("n", "family", e7.LastName, "")})
+	l0 := f.rawGet(t, f.table, "Sales", mustJoin("n", "family", e0.LastName, ""))
 	l0.Properties[model.ListProperty] = l0.Properties[model.ListProperty].(string) + "\nw9-9"
 	f.rawReplace(t, f.table, l0)
 	want = append(want, key{model.DriftDangling, "family", f.table, "Sales", l0.RowKey})

@@ -59,6 +59,10 @@ var (
 	lastnameProj = []string{"LastName", "N"}
 )
 
+// listSegmentUnits is the fixtures' Options.ListSegmentUnits: two or
+// three of the tests' ids to a segment.
+const listSegmentUnits = 12
+
 var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy, fBlob, fList}
 
 // cardsTable is the table of the card rows of the fixture being built,
@@ -156,6 +160,10 @@ func newFixture(t *testing.T, e eventualtest.Env, st store.Store, names []string
 	// The model's clock: the env's, which pastGrace moves past the blobs'
 	// grace period on Azurite too (the service's clock cannot be moved).
 	f.mo = model.Options{Now: func() time.Time { return e.Now().Add(time.Duration(f.skew.Load())) }}
+	if f.has(fList) {
+		// Small segments, so that the lists of the proofs split and join.
+		f.mo.ListSegmentUnits = listSegmentUnits
+	}
 	// The queues are made once, through the real store.
 	eventualtest.NewEngine(t, e.B.Store, f.o)
 	f.restart(t)
@@ -416,7 +424,7 @@ func (f *fixture) verify(t *testing.T) report {
 	}
 	found := map[[2]string]bool{}
 	k2 := func(pk, rk string) [2]string { return [2]string{pk, rk} }
-	lists := map[[2]string]*store.Entity{}
+	lists := map[[2]string][]*store.Entity{} // (pk, Join("n", list, value)) -> its segments
 	for _, row := range rows {
 		if row.RowKey == "" || strings.HasPrefix(row.RowKey, "\uFFFD") {
 			continue
@@ -427,8 +435,9 @@ func (f *fixture) verify(t *testing.T) report {
 		if !global && len(parts) > 0 && parts[0] == "e" {
 			continue
 		}
-		if !global && len(parts) == 3 && parts[0] == "n" {
-			lists[k2(row.PartitionKey, row.RowKey)] = &row
+		if !global && (len(parts) == 3 || len(parts) == 4) && parts[0] == "n" {
+			k := k2(row.PartitionKey, mustJoin(parts[:3]...))
+			lists[k] = append(lists[k], &row)
 			continue
 		}
 		if !global && len(parts) > 0 && parts[0] == "l" {
@@ -562,10 +571,11 @@ func (f *fixture) verifyCards(t *testing.T, ents map[string]*stored, r *report) 
 	}
 }
 
-// verifyLists checks the list rows against the entities: each list row
-// of a partition names exactly the entities of the partition holding its
-// value, and no value held lacks its row.
-func (f *fixture) verifyLists(ents map[string]*stored, lists map[[2]string]*store.Entity, r *report) {
+// verifyLists checks the list rows against the entities: the segments
+// of each value of a partition name exactly the entities of the
+// partition holding it, each once, no segment is empty, and no value
+// held lacks its list.
+func (f *fixture) verifyLists(ents map[string]*stored, lists map[[2]string][]*store.Entity, r *report) {
 	want := map[[2]string][]string{}
 	for _, s := range ents {
 		if s.emp.LastName != "" {
@@ -573,15 +583,26 @@ func (f *fixture) verifyLists(ents map[string]*stored, lists map[[2]string]*stor
 			want[k] = append(want[k], s.id)
 		}
 	}
-	for k, ids := range want {
-		sort.Strings(ids)
-		row := lists[k]
+	named := func(k [2]string) []string {
 		var got []string
-		if row != nil {
-			if s, _ := row.Properties[model.ListProperty].(string); s != "" {
-				got = strings.Split(s, "\n")
+		for _, row := range lists[k] {
+			s, _ := row.Properties[model.ListProperty].(string)
+			if s == "" {
+				r.duplicated = append(r.duplicated, fmt.Sprintf("list segment (%q, %q) names no id", row.PartitionKey, row.RowKey))
+				continue
+			}
+			for _, id := range strings.Split(s, "\n") {
+				if slices.Contains(got, id) {
+					r.duplicated = append(r.duplicated, fmt.Sprintf("list (%q, %q) names %s in two segments", k[0], k[1], id))
+				}
+				got = append(got, id)
 			}
 		}
+		return got
+	}
+	for k, ids := range want {
+		sort.Strings(ids)
+		got := named(k)
 		for _, id := range ids {
 			if !slices.Contains(got, id) {
 				r.lost = append(r.lost, fmt.Sprintf("list family of %s/%s does not name it", k[0], id))
@@ -589,13 +610,13 @@ func (f *fixture) verifyLists(ents map[string]*stored, lists map[[2]string]*stor
 		}
 		for _, id := range got {
 			if !slices.Contains(ids, id) {
-				r.duplicated = append(r.duplicated, fmt.Sprintf("list row (%q, %q) names %s, which does not hold its value", k[0], k[1], id))
+				r.duplicated = append(r.duplicated, fmt.Sprintf("list (%q, %q) names %s, which does not hold its value", k[0], k[1], id))
 			}
 		}
 	}
-	for k, row := range lists {
+	for k := range lists {
 		if _, ok := want[k]; !ok {
-			r.duplicated = append(r.duplicated, fmt.Sprintf("list row (%q, %q) names %v; no entity holds its value", k[0], k[1], row.Properties[model.ListProperty]))
+			r.duplicated = append(r.duplicated, fmt.Sprintf("list (%q, %q) names %v; no entity holds its value", k[0], k[1], named(k)))
 		}
 	}
 }

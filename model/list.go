@@ -21,22 +21,25 @@ import (
 // RowKey holds no control character, so no id holds a line break).
 const ListProperty = "TkIDs"
 
-// MaxListUnits bounds a list row: its ids, joined by line breaks, fill
-// one string property, at most 32,767 UTF-16 units (the service's limit
-// of a string property is 64 KiB). A write that would grow a list past
-// it is refused before anything is written; a value held by more
-// entities than that wants patterns/indexentity's segmented lists, or a
-// non-unique Index, whose lookup is a range query.
+// MaxListUnits bounds a segment of a list: its ids, joined by line
+// breaks, fill one string property, at most 32,767 UTF-16 units (the
+// service's limit of a string property is 64 KiB). A value's list spans
+// up to MaxListSegments segments; Options.ListSegmentUnits sets a
+// smaller segment.
 const MaxListUnits = 32_767
 
-// List declares an index entity in the entity's partition: for each value,
-// one row (Join("n", name, value)) listing the ids of the partition's
-// entities that hold it, written in the same transaction as the entity,
-// so the list and the entities never disagree. ListIDs reads a list with
-// one point read; ListOf reads the entities it names. An empty value is
-// not listed. Lists suit values held by a bounded number of entities of
-// a partition (MaxListUnits); a list row is rewritten by every write
-// that joins or leaves it, so its writers contend on it.
+// List declares an index entity in the entity's partition: for each
+// value, the ids of the partition's entities that hold it, in segments
+// (rows Join("n", name, value, bound), each of at most
+// Options.ListSegmentUnits UTF-16 units of ids, at most MaxListSegments
+// of them), written in the same transaction as the entity, so the list
+// and the entities never disagree. A write reads the value's segments
+// (one range query) and rewrites only the one it changes (two when it
+// splits); ListIDs reads a list with one range query; ListOf reads the
+// entities it names. An empty value is not listed. Writers of one value
+// contend on its segments (through the partition's fence). A list row
+// written before segments, Join("n", name, value), is read as the
+// value's first segment and rewritten in place.
 func List[T any](name string, value func(*T) string) Feature[T] {
 	return Feature[T]{kind: featList, name: name, value: value}
 }
@@ -115,54 +118,20 @@ func (m *Model[T]) planLists(ctx context.Context, tx *eventual.Tx, pk, id string
 	return nil
 }
 
-// editList adds id to (or removes it from) the row of list f for value.
+// editList adds id to (or removes it from) the list f of value.
 func (m *Model[T]) editList(ctx context.Context, tx *eventual.Tx, f *Feature[T], pk, value, id string, add bool) error {
-	k, err := listKey(f, value)
-	if err != nil {
+	if _, err := listKey(f, value); err != nil {
 		if !add {
 			return nil // a stored value made a valid key when it was written
 		}
 		return err
 	}
-	row, err := m.st.Table(m.table).Get(ctx, pk, k, nil)
-	exists := err == nil
-	if err != nil && !store.EntityNotFound(err) {
-		return err
-	}
-	ids := idsOf(&row)
-	i, in := slices.BinarySearch(ids, id)
-	switch {
-	case add && in, !add && !in:
-		return nil
-	case add:
-		ids = slices.Insert(ids, i, id)
-	default:
-		ids = slices.Delete(ids, i, i+1)
-	}
-	return m.putList(tx, f, pk, k, value, ids, exists)
-}
-
-// putList adds to tx the row of list f for value holding ids (its
-// removal when there are none).
-func (m *Model[T]) putList(tx *eventual.Tx, f *Feature[T], pk, k, value string, ids []string, exists bool) error {
-	label := "list " + f.name
-	if len(ids) == 0 {
-		if !exists {
-			return nil
-		}
-		return tx.Delete(label, k, store.ETagAny)
-	}
-	joined := strings.Join(ids, "\n")
-	if n := keys.UTF16Len(joined); n > MaxListUnits {
-		return refuse("list %s of partition %q: value %q would list %d ids in %d UTF-16 units: the limit is %d (MaxListUnits); "+
-			"use patterns/indexentity or a non-unique Index for values held by that many entities", f.name, pk, value, len(ids), n, MaxListUnits)
-	}
-	return tx.Upsert(label, store.Entity{RowKey: k, Properties: map[string]any{ListProperty: joined}}, store.Replace)
+	return m.editSegments(ctx, tx, f, pk, value, id, add)
 }
 
 // ListIDs returns the ids of the entities of partition pk that hold value
-// in list name, in id order: one point read of the list row. No entity
-// holding it is an empty list, not an error.
+// in list name, in id order: one range query of the value's segments. No
+// entity holding it is an empty list, not an error.
 func (m *Model[T]) ListIDs(ctx context.Context, name, pk, value string) ([]string, error) {
 	if ctx == nil {
 		return nil, refuse("the context is nil")
@@ -178,14 +147,11 @@ func (m *Model[T]) ListIDs(ctx context.Context, name, pk, value string) ([]strin
 	if err := store.ValidateKeys(pk, k); err != nil {
 		return nil, fmt.Errorf("model: list %s: %w", name, err)
 	}
-	row, err := m.st.Table(m.table).Get(ctx, pk, k, nil)
-	if store.EntityNotFound(err) {
-		return nil, nil
-	}
+	segs, err := m.segmentsOf(ctx, f, pk, value)
 	if err != nil {
 		return nil, err
 	}
-	return idsOf(&row), nil
+	return unionOf(segs), nil
 }
 
 // listReads bounds the point reads ListOf has in flight at once.
@@ -290,30 +256,40 @@ func (m *Model[T]) addHolder(out map[string]map[string][]string, id string, v *T
 	}
 }
 
-// listsIn returns the list rows among a partition's rows: list name ->
-// value -> ids.
-func (m *Model[T]) listsIn(rows []store.Entity) map[string]map[string][]string {
-	out := map[string]map[string][]string{}
+// listsIn returns the segments among a partition's rows: list name ->
+// value -> segments, in bound order.
+func (m *Model[T]) listsIn(rows []store.Entity) map[string]map[string][]segment {
+	out := map[string]map[string][]segment{}
 	for i := range rows {
 		p, err := keys.Split(rows[i].RowKey)
-		if err != nil || len(p) != 3 || p[0] != "n" {
+		if err != nil || len(p) < 3 || len(p) > 4 || p[0] != "n" {
 			continue
 		}
-		if _, err := m.list(p[1]); err != nil {
+		f, err := m.list(p[1])
+		if err != nil {
 			continue
 		}
+		s, _ := segmentOf(f, p[2], &rows[i])
 		if out[p[1]] == nil {
-			out[p[1]] = map[string][]string{}
+			out[p[1]] = map[string][]segment{}
 		}
-		out[p[1]][p[2]] = idsOf(&rows[i])
+		out[p[1]][p[2]] = append(out[p[1]][p[2]], s)
+	}
+	for _, vs := range out {
+		for _, segs := range vs {
+			sortSegments(segs)
+		}
 	}
 	return out
 }
 
 // judgeLists compares the lists a partition holds (have) with those its
-// entities give (want): an id a list lacks is missing, an id it names
-// that does not hold the value (or is gone) dangles.
-func (m *Model[T]) judgeLists(pk string, have, want map[string]map[string][]string) []Finding {
+// entities give (want): an id no segment names is missing; an id a
+// segment names that does not hold the value (or is gone), that an
+// earlier segment names too, or that lies outside the segment's range
+// of ids (from its bound to the next one's) dangles, and so does a
+// segment that names no id.
+func (m *Model[T]) judgeLists(pk string, have map[string]map[string][]segment, want map[string]map[string][]string) []Finding {
 	var out []Finding
 	for _, f := range m.lists {
 		values := map[string]bool{}
@@ -324,25 +300,50 @@ func (m *Model[T]) judgeLists(pk string, have, want map[string]map[string][]stri
 			values[v] = true
 		}
 		for _, v := range slices.Sorted(maps.Keys(values)) {
-			k, err := listKey(f, v)
+			first, err := segmentKey(f, v, "")
 			if err != nil {
 				continue
 			}
-			h, w := have[f.name][v], slices.Sorted(slices.Values(want[f.name][v]))
-			row := eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: k}
-			// Each id of one side the other lacks is a finding.
-			lacking := func(ids, other []string, d Drift, detail string) {
-				for _, id := range ids {
-					if _, in := slices.BinarySearch(other, id); !in {
-						ek, _ := entityKey(id)
-						out = append(out, Finding{Drift: d, Feature: f.name, Row: row,
-							Entity: eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek},
-							Detail: fmt.Sprintf("list %s of value %q "+detail, f.name, v, id), scope: inList})
+			segs, w := have[f.name][v], slices.Sorted(slices.Values(want[f.name][v]))
+			add := func(d Drift, rk, id, detail string, args ...any) {
+				fd := Finding{Drift: d, Feature: f.name, Row: eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: rk},
+					Detail: fmt.Sprintf("list %s of value %q "+detail, append([]any{f.name, v}, args...)...), scope: inList}
+				if id != "" {
+					ek, _ := entityKey(id)
+					fd.Entity = eventual.Ref{Table: m.table, PartitionKey: pk, RowKey: ek}
+				}
+				out = append(out, fd)
+			}
+			named := map[string]string{} // id -> the segment naming it first
+			for j, s := range segs {
+				if len(s.ids) == 0 {
+					add(DriftDangling, s.key, "", "has a segment (bound %q) that names no id", s.bound)
+				}
+				for _, id := range s.ids {
+					other, twice := named[id]
+					if !twice {
+						named[id] = s.bound
+					}
+					switch _, in := slices.BinarySearch(w, id); {
+					case !in:
+						add(DriftDangling, s.key, id, "names entity %q, which does not hold it", id)
+					case twice:
+						add(DriftDangling, s.key, id, "names entity %q in two segments (bounds %q and %q)", id, other, s.bound)
+					case id < s.bound || j+1 < len(segs) && id >= segs[j+1].bound:
+						// A write finds an id's segment by the bounds.
+						add(DriftDangling, s.key, id, "names entity %q in the segment of bound %q, outside its range", id, s.bound)
 					}
 				}
 			}
-			lacking(w, h, DriftMissing, "does not name entity %q, which holds it")
-			lacking(h, w, DriftDangling, "names entity %q, which does not hold it")
+			for _, id := range w {
+				if _, in := named[id]; !in {
+					rk := first
+					if len(segs) > 0 {
+						rk = segs[route(segs, id)].key
+					}
+					add(DriftMissing, rk, id, "does not name entity %q, which holds it", id)
+				}
+			}
 		}
 	}
 	return out
@@ -404,13 +405,15 @@ func (m *Model[T]) readLists(ctx context.Context, pk string) ([]Finding, error) 
 	return m.judgeLists(pk, m.listsIn(snap.Rows), want), nil
 }
 
-// mendList writes the row of a list finding again from the entities of
-// its partition, read in the transaction's attempt (the partition's
-// fence makes the read and the write one step): the ids of the entities
-// holding the value, or no row when none does.
+// mendList writes the list of a finding's value again from the entities
+// of its partition, read in the transaction's attempt (the partition's
+// fence makes the read and the write one step): their ids packed into
+// segments (packSegments), each segment row that differs written, each
+// row no longer wanted (an empty segment, a duplicate, a row of the
+// format before segments) deleted, all in one transaction.
 func (m *Model[T]) mendList(ctx context.Context, fd *Finding) error {
 	p, err := keys.Split(fd.Row.RowKey)
-	if err != nil || len(p) != 3 {
+	if err != nil || len(p) < 3 || len(p) > 4 || p[0] != "n" {
 		return refuse("list row %q: not a key the model made", fd.Row.RowKey)
 	}
 	f, err := m.list(p[1])
@@ -423,16 +426,43 @@ func (m *Model[T]) mendList(ctx context.Context, fd *Finding) error {
 		if err != nil {
 			return err
 		}
-		ids := slices.Sorted(slices.Values(holders[f.name][value]))
-		row, err := m.st.Table(m.table).Get(ctx, pk, fd.Row.RowKey, nil)
-		exists := err == nil
-		if err != nil && !store.EntityNotFound(err) {
+		want, err := packSegments(f, value, slices.Sorted(slices.Values(holders[f.name][value])), m.o.ListSegmentUnits)
+		if err != nil {
 			return err
 		}
-		if slices.Equal(idsOf(&row), ids) {
+		have, err := m.segmentsOf(ctx, f, pk, value)
+		if err != nil {
+			return err
+		}
+		stored := map[string][]string{}
+		for _, s := range have {
+			stored[s.key] = s.ids
+		}
+		label := "list " + f.name
+		changed := false
+		for _, s := range want {
+			ids, ok := stored[s.key]
+			delete(stored, s.key)
+			if ok && slices.Equal(ids, s.ids) {
+				continue
+			}
+			changed = true
+			if err := putSegment(tx, label, s.key, s.ids); err != nil {
+				return err
+			}
+		}
+		for _, s := range have {
+			if _, left := stored[s.key]; left {
+				changed = true
+				if err := tx.Delete(label, s.key, store.ETagAny); err != nil {
+					return err
+				}
+			}
+		}
+		if !changed {
 			return errNothing
 		}
-		return m.putList(tx, f, pk, fd.Row.RowKey, value, ids, exists)
+		return nil
 	})
 	if errors.Is(err, errNothing) {
 		return nil // as it should be: mended by the entity's repair, or a write since

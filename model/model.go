@@ -16,7 +16,7 @@
 //	unique index (partition)  Join("u", index, value)
 //	index (partition)         Join("i", index, value, id)
 //	change log                Join("l", id, inverted version)
-//	list (index entity)       Join("n", list, value)
+//	list (index entity)       Join("n", list, value, segment bound)
 //	move receipt              Join("a", id, source, version)
 //
 // (during a Move the entity's own key holds the marker of the entity in
@@ -98,6 +98,12 @@ type Options struct {
 	// name while the sweeper's clock is within BlobGrace/2 of the
 	// service's.
 	BlobGrace time.Duration
+	// ListSegmentUnits bounds a segment of a List: a segment whose ids
+	// (joined by line breaks) would pass it is split in two by the write
+	// that grows it (default and at most MaxListUnits). A write rewrites
+	// one segment, so a smaller one makes writes cheaper and lists shorter
+	// (a value's list spans at most MaxListSegments segments).
+	ListSegmentUnits int
 }
 
 // Feature is one thing a declaration adds to its type: an index, a list, a log,
@@ -239,6 +245,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 		o.Now = time.Now
 	}
 	if err := blobDefaults(&o); err != nil {
+		return nil, err
+	}
+	if err := segmentDefaults(&o); err != nil {
 		return nil, err
 	}
 	var zero T

@@ -8,7 +8,7 @@ import (
 // Key names an entity by its keys, within a table the context gives: the
 // holder of a unique value, the source of a copy, an entity a list holds.
 // It is tablekit's one key-pair type; the packages that name an entity
-// this way (partition.Ref, xindex.Ref, denorm.Ref, indexentity.Key) are
+// this way (partition.Ref, xindex.Ref, denorm.Ref) are
 // aliases of it.
 type Key struct {
 	PartitionKey, RowKey string

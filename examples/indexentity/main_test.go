@@ -9,24 +9,22 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 )
 
-const want = `lists beside the employees, one transaction with each write, per department:
-  found Jones: emp_000123 Don (Sales), emp_000152 Ann (Sales)
-  Don Jones becomes Don Smith; Ann leaves
+const want = `in Sales, through the department's list:
+  found Jones: 000123 Don (Sales), 000152 Ann (Sales)
+  found Smith: 000200 Bo (Sales)
+in every department, through the global index:
+  found Jones: 000007 Cy (Marketing), 000123 Don (Sales), 000152 Ann (Sales)
+  found Smith: 000200 Bo (Sales)
+Don Jones becomes Don Smith; Ann leaves
+in Sales, through the department's list:
   after the changes, Jones: none
-  after the changes, Smith: emp_000123 Don (Sales), emp_000200 Bo (Sales)
-  the Smiths' list: [("Sales", "emp_000123") ("Sales", "emp_000200")]
-lists in table LastNames, one partition per last name, through the engine:
-  found Jones: emp_000007 Cy (Marketing), emp_000123 Don (Sales), emp_000152 Ann (Sales)
-  Don Jones becomes Don Smith; Ann leaves
-  after the changes, Jones: emp_000007 Cy (Marketing)
-  after the changes, Smith: emp_000123 Don (Sales), emp_000200 Bo (Sales)
-  the Smiths' list: [("Sales", "emp_000123") ("Sales", "emp_000200")]
-lists in blobs of lastnames, one per last name, through the engine:
-  found Jones: emp_000007 Cy (Marketing), emp_000123 Don (Sales), emp_000152 Ann (Sales)
-  Don Jones becomes Don Smith; Ann leaves
-  after the changes, Jones: emp_000007 Cy (Marketing)
-  after the changes, Smith: emp_000123 Don (Sales), emp_000200 Bo (Sales)
-  the Smiths' list: [("Sales", "emp_000123") ("Sales", "emp_000200")]
+  after the changes, Smith: 000123 Don (Sales), 000200 Bo (Sales)
+in every department, through the global index:
+  after the changes, Jones: 000007 Cy (Marketing)
+  after the changes, Smith: 000123 Don (Sales), 000200 Bo (Sales)
+the Smiths of Sales: [("Sales", "000123") ("Sales", "000200")]
+the Joneses' index rows, before the worker ran (FindAll left two out): [("Marketing", "000007") ("Sales", "000123") ("Sales", "000152")]
+the Joneses, once the worker ran: [("Marketing", "000007")]
 `
 
 // TestIndexEntity runs the walk-through on memstore and on Azurite.

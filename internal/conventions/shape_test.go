@@ -8,7 +8,6 @@ import (
 	"github.com/tablekit/tablekit/core/runner"
 	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/patterns/denorm"
-	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/patterns/large"
 	"github.com/tablekit/tablekit/patterns/periods"
 	"github.com/tablekit/tablekit/patterns/xindex"
@@ -22,7 +21,7 @@ type thing struct{}
 // table-qualified reference store.RowRef (these lines compile only while
 // they are aliases, not types of their own).
 var (
-	_ = []store.Key{partition.Ref{}, xindex.Ref{}, indexentity.Key{}}
+	_ = []store.Key{partition.Ref{}, xindex.Ref{}}
 	_ = []store.RowRef{eventual.Ref{}, denorm.Target{}}
 )
 

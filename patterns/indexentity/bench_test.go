@@ -5,176 +5,213 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/backendtest"
 	"github.com/tablekit/tablekit/internal/interleave"
-	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/memstore"
+	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
 )
 
-// BenchmarkLookup measures, in interleaved rounds, what the pattern is
-// for: finding the M Joneses among N employees of 4 departments by their
-// list (FindAll: the list, then M point reads, 8 at a time) against the
-// query that finds them without one (a table scan with LastName eq
-// 'Jones'; for the SamePartition list, a partition scan of Sales with
-// the same condition, against the M/4 Joneses of Sales). It also compares
-// an insert through each placement (for InBlobs and SeparatePartition
-// the writer's side: the list change is the engine worker's) with a plain
-// Repository.Insert, and an update through SamePartition that moves an
-// employee from one last name's list to another's. Run it with
+// BenchmarkLookup measures, in interleaved rounds against a point read of
+// one entity (model.Get):
 //
-//	go test -run '^$' -bench Lookup -benchtime 1x ./patterns/indexentity/
-//	scripts/with-azurite.sh go test -run '^$' -bench Lookup -benchtime 1x ./patterns/indexentity/
+//   - the Joneses of one department (8 of them) through the view's List:
+//     Keys (the list, one range query) and FindAll (the list, then 8
+//     point reads, 8 at a time);
+//   - the Joneses of every department (8 of them, in 4 departments)
+//     through the global index: Keys (one range query of the index rows,
+//     keys only) and FindAll;
+//   - Keys of a value held by N entities of one department (default
+//     3,000; TABLEKIT_INDEXENTITY_N), its list in segments of 4,096 UTF-16
+//     units (Options.ListSegmentUnits);
 //
-// TABLEKIT_INDEXENTITY_N sets N (default 5,000), TABLEKIT_INDEXENTITY_M
-// sets M (a multiple of 4, default 8).
+// and, against an insert and a delete through a model that declares
+// nothing, an insert and a delete of an entity that joins and leaves that
+// long list (each reads the value's segments and rewrites one). Run it
+// with
+//
+//	go test -run '^$' -bench Lookup/memstore -benchtime 1x -v ./patterns/indexentity/
+//	scripts/with-azurite.sh go test -run '^$' -bench Lookup/azurite -benchtime 1x -v ./patterns/indexentity/
 func BenchmarkLookup(b *testing.B) {
-	n, m := 5000, 8
+	n := 3000
 	if v, err := strconv.Atoi(os.Getenv("TABLEKIT_INDEXENTITY_N")); err == nil && v > 0 {
 		n = v
 	}
-	if v, err := strconv.Atoi(os.Getenv("TABLEKIT_INDEXENTITY_M")); err == nil && v > 0 && v%4 == 0 {
-		m = v
-	}
-	b.Run("memstore", func(b *testing.B) { benchLookup(b, backendtest.Memstore(), n, m) })
-	b.Run("azurite", func(b *testing.B) { benchLookup(b, backendtest.Azurite(b), n, m) })
+	b.Run("memstore", func(b *testing.B) { benchLookup(b, memstore.New(), n, 40*time.Millisecond) })
+	b.Run("azurite", func(b *testing.B) { benchLookup(b, backendtest.Azurite(b).Store, n, 300*time.Millisecond) })
 }
 
-func benchLookup(b *testing.B, be backendtest.Backend, n, m int) {
+func benchLookup(b *testing.B, st store.Store, n int, slice time.Duration) {
 	ctx := context.Background()
-	st := be.Store
 	sfx := fmt.Sprint(time.Now().UnixNano() % 1_000_000)
-	tables := map[string]string{}
-	for _, t := range []string{"Same", "Sep", "Blob", "Plain", "Lists"} {
-		tables[t] = be.NewTable(b, "bench"+t)
+	table, gTable, plainTable := "BenchIE"+sfx, "BenchIEG"+sfx, "BenchIEPlain"+sfx
+	for _, t := range []string{table, gTable, plainTable} {
+		if err := st.CreateTable(ctx, t); err != nil {
+			b.Fatal(err)
+		}
+		defer st.DeleteTable(context.WithoutCancel(ctx), t)
 	}
-	cont := "benchlists" + sfx
-	if err := st.Container(cont).Create(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Container(cont).Delete(context.Background()) })
-	eng, err := eventual.New(st, "benchq"+sfx, &eventual.Options{Concurrency: 16})
+	eng, err := eventual.New(st, "benchie"+sfx, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := eng.Setup(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		_ = st.Queue("benchq" + sfx).Delete(context.Background())
-		_ = st.Queue("benchq" + sfx + "-poison").Delete(context.Background())
-	})
-	list := indexentity.List("lastname", lastName)
-	same, err := indexentity.New(st, tables["Same"], nil, list)
+	m, err := model.Define(st, table, &model.Options{Engine: eng, ListSegmentUnits: 4096}, model.List("family", lastName))
 	if err != nil {
 		b.Fatal(err)
 	}
-	sep, err := indexentity.New(st, tables["Sep"], &indexentity.Options{Placement: indexentity.SeparatePartition, Engine: eng, IndexTable: tables["Lists"]}, list)
+	g, err := model.Define(st, gTable, &model.Options{Engine: eng}, model.GlobalIndex("lastname", lastName))
 	if err != nil {
 		b.Fatal(err)
 	}
-	blob, err := indexentity.New(st, tables["Blob"], &indexentity.Options{Placement: indexentity.InBlobs, Engine: eng, Container: cont}, list)
+	vg, err := indexentity.New(g, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	depts := []string{"Sales", "Marketing", "Finance", "Support"}
-	// The other employees, written in bulk into every table (a point read
-	// may cost more in a larger table): only the Joneses' list is read, so
-	// theirs need not exist.
-	var others []*Employee
-	for i := range n {
-		others = append(others, &Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_%06d", i), FirstName: "F", LastName: fmt.Sprintf("Name%04d", i%997)})
+	plain, err := model.Define[Employee](st, plainTable, &model.Options{Engine: eng})
+	if err != nil {
+		b.Fatal(err)
 	}
-	for _, t := range []string{"Same", "Sep", "Blob"} {
-		if _, err := mapper.NewRepository[Employee](st, tables[t]).BulkWrite(ctx, store.ActionInsert, others, store.BulkOptions{}); err != nil {
+	v, err := indexentity.New(m, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	depts := []string{"Sales", "Ops", "HR", "Legal"}
+	for i := range 8 {
+		if err := m.Insert(ctx, &Employee{Dept: "Sales", ID: fmt.Sprintf("s%02d", i), LastName: "Jones"}); err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Insert(ctx, &Employee{Dept: depts[i%4], ID: fmt.Sprintf("g%02d", i), LastName: "Lee"}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for i := range m {
-		for _, x := range []*indexentity.Table[Employee]{same, sep, blob} {
-			e := Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_j%05d", i), FirstName: "J", LastName: "Jones"}
-			if err := x.Insert(ctx, &e); err != nil {
-				b.Fatal(err)
-			}
+	for i := range n {
+		if err := m.Insert(ctx, &Employee{Dept: "Big", ID: fmt.Sprintf("emp%09d", i), LastName: "Many"}); err != nil {
+			b.Fatal(err)
 		}
 	}
-	if err := eng.Drain(ctx); err != nil {
+	for {
+		k, err := eng.ProcessOnce(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if k == 0 {
+			break
+		}
+	}
+	segs := 0
+	rng, err := keys.PrefixOf("n", "family", "Many")
+	if err != nil {
 		b.Fatal(err)
 	}
-	count := func(seq func(func(Employee, error) bool), want int) error {
-		got := 0
-		for _, err := range seq {
-			if err != nil {
-				return err
-			}
-			got++
+	q := store.Query{Filter: filter.PK.Eq("Big").And(filter.RK.InRange(rng)).String(), Select: []string{"RowKey"}}
+	for _, err := range store.All(ctx, st.Table(table), q) {
+		if err != nil {
+			b.Fatal(err)
 		}
+		segs++
+	}
+	b.Logf("the list of %d ids: %d segments", n, segs)
+
+	want := func(got, want int) error {
 		if got != want {
-			return fmt.Errorf("found %d Joneses, want %d", got, want)
+			return fmt.Errorf("found %d, want %d", got, want)
 		}
 		return nil
 	}
-	repo := mapper.NewRepository[Employee](st, tables["Sep"])
-	jones := mapper.Where[Employee]("LastName").Eq("Jones")
-	cfg := interleave.Config{Rounds: 12, Slice: 60 * time.Millisecond}
-	global, err := interleave.Measure(cfg,
-		interleave.Case{Name: "table scan, LastName eq 'Jones'", Op: func(int) error { return count(repo.Query(ctx, jones), m) }},
-		interleave.Case{Name: "FindAll, SeparatePartition list", Op: func(int) error { return count(sep.FindAll(ctx, "", "lastname", "Jones"), m) }},
-		interleave.Case{Name: "FindAll, InBlobs list", Op: func(int) error { return count(blob.FindAll(ctx, "", "lastname", "Jones"), m) }},
-	)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("%s, %d employees and %d Joneses:\n%s", be.Name, n, m, global.Table())
-	sales := mapper.NewRepository[Employee](st, tables["Same"]).Partition("Sales")
-	part, err := interleave.Measure(cfg,
-		interleave.Case{Name: "partition scan of Sales, LastName eq 'Jones'", Op: func(int) error { return count(sales.Query(ctx, jones), m/4) }},
-		interleave.Case{Name: "FindAll, SamePartition list of Sales", Op: func(int) error { return count(same.FindAll(ctx, "Sales", "lastname", "Jones"), m/4) }},
-	)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("%s, %d employees and %d Joneses in 4 departments, %d in Sales:\n%s", be.Name, n, m, m/4, part.Table())
-
-	plain := mapper.NewRepository[Employee](st, tables["Plain"])
-	var seq atomic.Int64
-	mk := func() *Employee {
-		i := seq.Add(1)
-		return &Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_w%08d", i), FirstName: "W", LastName: fmt.Sprintf("Name%04d", i%997)}
-	}
-	// The employees the SamePartition update moves from one last name to
-	// another, each update conditional on the ETag the last one returned.
-	moving := make([]*Employee, 64)
-	for i := range moving {
-		moving[i] = &Employee{Department: depts[i%4], ID: fmt.Sprintf("emp_m%05d", i), FirstName: "M", LastName: "Name0000"}
-		if err := same.Insert(ctx, moving[i]); err != nil {
-			b.Fatal(err)
+	count := func(v *indexentity.View[Employee], pk, list, value string) (int, error) {
+		k := 0
+		for _, err := range v.FindAll(ctx, pk, list, value) {
+			if err != nil {
+				return k, err
+			}
+			k++
 		}
+		return k, nil
 	}
-	writes, err := interleave.Measure(interleave.Config{Rounds: 12, Slice: 60 * time.Millisecond},
-		interleave.Case{Name: "Repository.Insert", Op: func(int) error { return plain.Insert(ctx, mk()) }},
-		interleave.Case{Name: "Insert, SamePartition", Op: func(int) error { return same.Insert(ctx, mk()) }},
-		interleave.Case{Name: "Update moving the listed value, SamePartition", Op: func(i int) error {
-			e := moving[i%len(moving)]
-			e.LastName = fmt.Sprintf("Name%04d", (i+1)%997)
-			return same.Update(ctx, e)
+	cfg := interleave.Config{Rounds: 15, Slice: slice}
+	look, err := interleave.Measure(cfg,
+		interleave.Case{Name: "model.Get (one entity)", Op: func(i int) error {
+			_, err := m.Get(ctx, "Sales", fmt.Sprintf("s%02d", i%8))
+			return err
 		}},
-		interleave.Case{Name: "Insert, SeparatePartition (writer)", Op: func(int) error { return sep.Insert(ctx, mk()) }},
-		interleave.Case{Name: "Insert, InBlobs (writer)", Op: func(int) error { return blob.Insert(ctx, mk()) }},
+		interleave.Case{Name: "Keys, List (8 ids)", Op: func(int) error {
+			ks, err := v.Keys(ctx, "Sales", "family", "Jones")
+			if err != nil {
+				return err
+			}
+			return want(len(ks), 8)
+		}},
+		interleave.Case{Name: "FindAll, List (8 entities)", Op: func(int) error {
+			k, err := count(v, "Sales", "family", "Jones")
+			if err != nil {
+				return err
+			}
+			return want(k, 8)
+		}},
+		interleave.Case{Name: "Keys, global index (8 keys, 4 partitions)", Op: func(int) error {
+			ks, err := vg.Keys(ctx, "", "lastname", "Lee")
+			if err != nil {
+				return err
+			}
+			return want(len(ks), 8)
+		}},
+		interleave.Case{Name: "FindAll, global index (8 entities)", Op: func(int) error {
+			k, err := count(vg, "", "lastname", "Lee")
+			if err != nil {
+				return err
+			}
+			return want(k, 8)
+		}},
+		interleave.Case{Name: fmt.Sprintf("Keys, List (%d ids, %d segments)", n, segs), Op: func(int) error {
+			ks, err := v.Keys(ctx, "Big", "family", "Many")
+			if err != nil {
+				return err
+			}
+			if len(ks) < n {
+				return want(len(ks), n)
+			}
+			return nil
+		}},
 	)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%s, inserts (997 last names):\n%s", be.Name, writes.Table())
-	if r, err := global.Row("FindAll, SeparatePartition list"); err == nil {
-		b.ReportMetric(r.WallRatio.Median, "sep-lookup-x")
+	b.Logf("\n%s", look.Table())
+	ins, err := interleave.Measure(cfg,
+		interleave.Case{Name: "model Insert and Delete (no feature)", Op: func(i int) error {
+			id := fmt.Sprintf("p%09d", i)
+			if err := plain.Insert(ctx, &Employee{Dept: "Big", ID: id, LastName: "Many"}); err != nil {
+				return err
+			}
+			return plain.Delete(ctx, "Big", id, "")
+		}},
+		interleave.Case{Name: fmt.Sprintf("model Insert and Delete, joining and leaving the list of %d ids", n), Op: func(i int) error {
+			// Beside an existing id, anywhere in the list.
+			id := fmt.Sprintf("emp%09d-%d", (i*7919)%n, i)
+			if err := m.Insert(ctx, &Employee{Dept: "Big", ID: id, LastName: "Many"}); err != nil {
+				return err
+			}
+			return m.Delete(ctx, "Big", id, "")
+		}},
+	)
+	if err != nil {
+		b.Fatal(err)
 	}
-	if r, err := part.Row("FindAll, SamePartition list of Sales"); err == nil {
-		b.ReportMetric(r.WallRatio.Median, "same-lookup-x")
+	b.Logf("\n%s", ins.Table())
+	if r, err := look.Row("FindAll, List (8 entities)"); err == nil {
+		b.ReportMetric(r.WallRatio.Median, "findall-x")
+	}
+	if r, err := ins.Row(fmt.Sprintf("model Insert and Delete, joining and leaving the list of %d ids", n)); err == nil {
+		b.ReportMetric(r.WallRatio.Median, "insert-x")
 	}
 }

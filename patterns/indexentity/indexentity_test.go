@@ -1,83 +1,285 @@
-package indexentity
+package indexentity_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/model"
+	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
-// TestLifecycle is the guide's walk-through on each placement: employees
-// are added, a lookup by last name returns exactly the Joneses (of Sales
-// for a SamePartition list, of the company otherwise) in key order, a
-// change of name moves the id between lists, a delete removes it.
-func TestLifecycle(t *testing.T) {
-	for _, p := range placements {
-		t.Run(p.String(), func(t *testing.T) {
-			eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
-				ctx := t.Context()
-				f := newFixture(t, e, p, Options{}, nil)
-				staff := []Employee{
-					{Dept: "Sales", ID: "emp_000152", First: "Ann", Last: "Jones"},
-					{Dept: "Sales", ID: "emp_000123", First: "Don", Last: "Jones"},
-					{Dept: "Sales", ID: "emp_000200", First: "Bo", Last: "Smith"},
-					{Dept: "Marketing", ID: "emp_000001", First: "Cy", Last: "Jones"},
-					{Dept: "Sales", ID: "emp_000300", First: "Ed"}, // no last name: not listed
-				}
-				for i := range staff {
-					must(t, f.x.Insert(ctx, &staff[i]))
-					if staff[i].ETag == "" {
-						t.Fatalf("insert of %s left no ETag", staff[i].ID)
-					}
-				}
-				if err := f.x.Insert(ctx, &Employee{Dept: "Sales", ID: "emp_000152", Last: "Other"}); !errors.Is(err, store.ErrAlreadyExists) {
-					t.Fatalf("second insert of an id: %v, want ErrAlreadyExists", err)
-				}
-				f.drain(t)
-				want := []string{"Sales/emp_000123", "Sales/emp_000152"}
-				if p != SamePartition {
-					want = append([]string{"Marketing/emp_000001"}, want...)
-				}
-				if got := idsOf(collect(t, f.x.FindAll(ctx, f.scope("Sales"), "lastname", "Jones"))); !slices.Equal(got, want) {
-					t.Fatalf("Joneses: %v, want %v", got, want)
-				}
+// Employee is the tests' entity.
+type Employee struct {
+	Dept     string     `table:",pk"`
+	ID       string     `table:",rk"`
+	ETag     store.ETag `table:",etag"`
+	LastName string
+	N        int
+}
 
-				// Don Jones becomes Don Smith: his id moves.
-				don := staff[1]
-				don.Last = "Smith"
-				must(t, f.x.Update(ctx, &don))
-				stale := staff[1]
-				stale.First = "Donald"
-				if err := f.x.Update(ctx, &stale); !errors.Is(err, store.ErrPreconditionFailed) {
-					t.Fatalf("update with a stale ETag: %v, want ErrPreconditionFailed", err)
-				}
-				f.drain(t)
-				want = slices.DeleteFunc(want, func(s string) bool { return s == "Sales/emp_000123" })
-				if got := idsOf(collect(t, f.x.FindAll(ctx, f.scope("Sales"), "lastname", "Jones"))); !slices.Equal(got, want) {
-					t.Fatalf("Joneses after the change: %v, want %v", got, want)
-				}
-				if got := idsOf(collect(t, f.x.FindAll(ctx, f.scope("Sales"), "lastname", "Smith"))); !slices.Equal(got, []string{"Sales/emp_000123", "Sales/emp_000200"}) {
-					t.Fatalf("Smiths: %v", got)
-				}
+func lastName(e *Employee) string { return e.LastName }
 
-				// Ann leaves; Bo leaves by key; a delete of nobody is done.
-				must(t, f.x.Delete(ctx, &staff[0]))
-				must(t, f.x.DeleteKey(ctx, "Sales", "emp_000200"))
-				must(t, f.x.DeleteKey(ctx, "Sales", "emp_999999"))
-				if err := f.x.Delete(ctx, &staff[0]); !errors.Is(err, store.ErrNotFound) {
-					t.Fatalf("second delete: %v, want ErrNotFound", err)
-				}
-				f.drain(t)
-				keys, err := f.x.Keys(ctx, f.scope("Sales"), "lastname", "Smith")
-				if err != nil || len(keys) != 1 || keys[0] != (Key{PartitionKey: "Sales", RowKey: "emp_000123"}) {
-					t.Fatalf("Smiths' keys: %v, %v", keys, err)
-				}
-				if c := f.check(t); c.lost+c.duplicated+c.stale != 0 || c.entities != 3 {
-					t.Fatalf("check: %v", c)
-				}
-			})
-		})
+// fixture is a model of Employee with a List ("family", in the
+// partition) and a GlobalIndex ("lastname", across partitions) over one
+// table, its engine, and a view.
+type fixture struct {
+	e     eventualtest.Env
+	st    store.Store
+	table string
+	o     eventualtest.Options
+	eng   *eventual.Engine
+	m     *model.Model[Employee]
+	v     *indexentity.View[Employee]
+}
+
+// newFixture builds the fixture over wrap(the backend's store), or the
+// store itself for a nil wrap.
+func newFixture(t *testing.T, e eventualtest.Env, wrap func(store.Store) store.Store, opts *indexentity.Options) *fixture {
+	t.Helper()
+	f := &fixture{e: e, st: e.B.Store, o: e.Opts("ie")}
+	if wrap != nil {
+		f.st = wrap(f.st)
+	}
+	f.table = e.B.NewTable(t, "IE")
+	f.eng = eventualtest.NewEngine(t, f.st, f.o)
+	var err error
+	f.m, err = model.Define(f.st, f.table, &model.Options{Engine: f.eng, Now: e.Now, ListSegmentUnits: 16},
+		model.List("family", lastName), model.GlobalIndex("lastname", lastName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.v, err = indexentity.New(f.m, opts); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) drain(t *testing.T) {
+	t.Helper()
+	eventualtest.Drain(t, f.e, &f.eng, f.o, f.e.B.Store, f.table)
+}
+
+func (f *fixture) insert(t *testing.T, es ...Employee) {
+	t.Helper()
+	for _, e := range es {
+		if err := f.m.Insert(context.Background(), &e); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
+
+// collect runs a FindAll to its end: "dept/id" of each entity.
+func collect(t *testing.T, seq func(func(*Employee, error) bool)) []string {
+	t.Helper()
+	var out []string
+	for e, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e.Dept+"/"+e.ID)
+	}
+	return out
+}
+
+func keyStrings(ks []store.Key) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.PartitionKey + "/" + k.RowKey
+	}
+	return out
+}
+
+// TestLookups: Keys and FindAll through a List (one partition) and a
+// global index (every partition), right after the writes, across pages
+// and list segments; a value nobody holds and the empty value are empty.
+func TestLookups(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := context.Background()
+		f := newFixture(t, e, nil, &indexentity.Options{PageSize: 3, Concurrency: 2})
+		var sales []string
+		for i := range 10 {
+			id := fmt.Sprintf("e%02d", 9-i)
+			f.insert(t, Employee{Dept: "Sales", ID: id, LastName: "Jones"})
+			sales = append(sales, "Sales/"+id)
+		}
+		slices.Sort(sales)
+		f.insert(t, Employee{Dept: "Ops", ID: "e01", LastName: "Jones"}, Employee{Dept: "Sales", ID: "x", LastName: "Smith"})
+		ks, err := f.v.Keys(ctx, "Sales", "family", "Jones")
+		if err != nil || !slices.Equal(keyStrings(ks), sales) {
+			t.Fatalf("Keys family: %v, %v", ks, err)
+		}
+		if got := collect(t, f.v.FindAll(ctx, "Sales", "family", "Jones")); !slices.Equal(got, sales) {
+			t.Fatalf("FindAll family: %v, want %v", got, sales)
+		}
+		all := append([]string{"Ops/e01"}, sales...)
+		if got := collect(t, f.v.FindAll(ctx, "", "lastname", "Jones")); !slices.Equal(got, all) {
+			t.Fatalf("FindAll lastname before the engine ran: %v, want %v", got, all)
+		}
+		f.drain(t)
+		if ks, err := f.v.Keys(ctx, "", "lastname", "Jones"); err != nil || !slices.Equal(keyStrings(ks), all) {
+			t.Fatalf("Keys lastname: %v, %v", ks, err)
+		}
+		for _, c := range []struct{ pk, list, value string }{
+			{"Sales", "family", "Nobody"}, {"Sales", "family", ""}, {"", "lastname", "Nobody"}, {"", "lastname", ""}, {"HR", "family", "Jones"},
+		} {
+			if got := collect(t, f.v.FindAll(ctx, c.pk, c.list, c.value)); len(got) != 0 {
+				t.Errorf("%v: %v", c, got)
+			}
+		}
+		// Stopping early stops reading.
+		n := 0
+		for range f.v.FindAll(ctx, "Sales", "family", "Jones") {
+			n++
+			if n == 4 {
+				break
+			}
+		}
+		if n != 4 {
+			t.Fatalf("stopped after %d", n)
+		}
+	})
+}
+
+// TestLeftBetweenReads: an entity that leaves the value (or is deleted)
+// after FindAll read the keys and before it reads the entity is left out,
+// through a List and through a global index whose copy the engine has
+// not removed yet.
+func TestLeftBetweenReads(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := context.Background()
+		var once atomic.Bool
+		var f *fixture
+		var hookErr error
+		wrap := func(s store.Store) store.Store {
+			return storetest.WrapStore(s, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+				// The first entity read: b changes its name and c goes.
+				if c.Op == "Table.Get" && once.CompareAndSwap(false, true) {
+					hookErr = errors.Join(
+						f.m.Update(ctx, &Employee{Dept: "Sales", ID: "b", LastName: "Smith"}, store.Replace),
+						f.m.Delete(ctx, "Sales", "c", ""))
+				}
+				return do(ctx)
+			})
+		}
+		for _, c := range []struct{ pk, list string }{{"Sales", "family"}, {"", "lastname"}} {
+			once.Store(true)
+			f = newFixture(t, e, wrap, &indexentity.Options{PageSize: 1, Concurrency: 1})
+			f.insert(t, Employee{Dept: "Sales", ID: "a", LastName: "Jones"}, Employee{Dept: "Sales", ID: "b", LastName: "Jones"},
+				Employee{Dept: "Sales", ID: "c", LastName: "Jones"})
+			once.Store(false)
+			got := collect(t, f.v.FindAll(ctx, c.pk, c.list, "Jones"))
+			if hookErr != nil {
+				t.Fatal(hookErr)
+			}
+			if !once.Load() || !slices.Equal(got, []string{"Sales/a"}) {
+				t.Fatalf("%s: %v", c.list, got)
+			}
+			if c.list == "lastname" {
+				// The index still names b and c: the engine has not run.
+				if ks, err := f.v.Keys(ctx, "", "lastname", "Jones"); err != nil || len(ks) != 3 {
+					t.Fatalf("the index before the engine ran: %v, %v", ks, err)
+				}
+			}
+		}
+	})
+}
+
+// TestConcurrency: FindAll reads Options.Concurrency entities at once,
+// never more.
+func TestConcurrency(t *testing.T) {
+	e := eventualtest.MemEnv()
+	ctx := context.Background()
+	const conc = 4
+	var mu sync.Mutex
+	var inFlight, peak int
+	gate := make(chan struct{})
+	var opened sync.Once
+	var counting atomic.Bool
+	wrap := func(s store.Store) store.Store {
+		return storetest.WrapStore(s, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+			if c.Op != "Table.Get" || !counting.Load() {
+				return do(ctx)
+			}
+			mu.Lock()
+			inFlight++
+			peak = max(peak, inFlight)
+			if inFlight == conc {
+				opened.Do(func() { close(gate) }) // the first time conc reads are in flight
+			}
+			mu.Unlock()
+			select {
+			case <-gate:
+			case <-time.After(30 * time.Second): // a guard against a hang, not a measure
+				return fmt.Errorf("fewer than %d reads at once", conc)
+			}
+			defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+			return do(ctx)
+		})
+	}
+	f := newFixture(t, e, wrap, &indexentity.Options{Concurrency: conc, PageSize: 10})
+	for i := range 20 {
+		f.insert(t, Employee{Dept: "Sales", ID: fmt.Sprintf("e%02d", i), LastName: "Jones"})
+	}
+	counting.Store(true)
+	if got := collect(t, f.v.FindAll(ctx, "Sales", "family", "Jones")); len(got) != 20 {
+		t.Fatalf("found %d", len(got))
+	}
+	if peak != conc {
+		t.Fatalf("at most %d reads at once, want %d", peak, conc)
+	}
+}
+
+// TestBadInput: New refuses a nil model, a model without a List or a
+// global index, and options out of range; a lookup refuses an unknown
+// list, a partition for a global index, a nil context and a value no key
+// can hold, each naming what is wrong and matching store.ErrInvalidInput.
+func TestBadInput(t *testing.T) {
+	e := eventualtest.MemEnv()
+	ctx := context.Background()
+	f := newFixture(t, e, nil, nil)
+	bare, err := model.Define(f.st, e.B.NewTable(t, "Bare"), &model.Options{Engine: f.eng},
+		model.Index("family", lastName), model.Log[Employee]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilModel *model.Model[Employee]
+	var nilCtx context.Context
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil model", second(indexentity.New(nilModel, nil)), "the model is nil"},
+		{"no list", second(indexentity.New(bare, nil)), "declares no List (model.List) nor global index"},
+		{"concurrency", second(indexentity.New(f.m, &indexentity.Options{Concurrency: -1})), "Options.Concurrency -1"},
+		{"page size", second(indexentity.New(f.m, &indexentity.Options{PageSize: 1001})), "Options.PageSize 1001"},
+		{"unknown list", second(f.v.Keys(ctx, "Sales", "nosuch", "x")), `no List nor global index named "nosuch"`},
+		{"partition of a global index", second(f.v.Keys(ctx, "Sales", "lastname", "x")), `pass the partition "", not "Sales"`},
+		{"nil context", second(f.v.Keys(nilCtx, "Sales", "family", "x")), "the context is nil"},
+		{"long value", second(f.v.Keys(ctx, "Sales", "family", strings.Repeat("x", 1100))), "list family"},
+		{"long global value", second(f.v.Keys(ctx, "", "lastname", strings.Repeat("x", 1100))), "index lastname"},
+		{"FindAll", func() error {
+			for _, err := range f.v.FindAll(ctx, "Sales", "nosuch", "x") {
+				return err
+			}
+			return nil
+		}(), `no List nor global index named "nosuch"`},
+	} {
+		if !errors.Is(c.err, store.ErrInvalidInput) || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, c.err, c.want)
+		}
+	}
+}
+
+func second[A any](_ A, err error) error { return err }

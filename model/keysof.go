@@ -1,0 +1,104 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/filter"
+)
+
+// GlobalKeys returns the keys of the entities that the rows of global
+// index name hold for value, without reading or decoding any entity:
+// one range query of the value's partition in the index table (more
+// pages past 1,000 rows) selecting only the properties that name the
+// entity. Each key is the entity's partition (PartitionKey) and its id,
+// the struct's rk field (RowKey), sorted, each once. An empty value, or
+// one no row holds, is an empty list.
+//
+// The rows are the index as the engine has left it: a key may name an
+// entity that left the value (its copy not removed yet) or whose write
+// has not committed (the claim a write sends beside its transaction), so
+// check each entity read by it (ValueOf), as FindAll does.
+func (m *Model[T]) GlobalKeys(ctx context.Context, name, value string) ([]store.Key, error) {
+	if ctx == nil {
+		return nil, refuse("the context is nil")
+	}
+	f, err := m.index(name, true)
+	if err != nil {
+		return nil, err
+	}
+	if value == "" {
+		return nil, nil // never indexed
+	}
+	p, err := keys.Join("x", f.name, value)
+	if err != nil {
+		return nil, refuse("index %s: value %q: %v", name, value, err)
+	}
+	if err := store.ValidateKeys(p, ""); err != nil {
+		return nil, fmt.Errorf("model: index %s: %w", name, err)
+	}
+	q := store.Query{Filter: filter.PK.Eq(p).String(),
+		Select: []string{SourceTableProperty, SourcePartitionProperty, SourceRowProperty}}
+	var out []store.Key
+	for row, err := range store.All(ctx, m.st.Table(m.itable), q) {
+		if err != nil {
+			return nil, err
+		}
+		o := owner(&row)
+		id := idOf(o.RowKey)
+		if o.Table != m.table || id == "" {
+			continue // a row of another model sharing the index table
+		}
+		out = append(out, store.Key{PartitionKey: o.PartitionKey, RowKey: id})
+	}
+	slices.SortFunc(out, func(a, b store.Key) int {
+		if c := strings.Compare(a.PartitionKey, b.PartitionKey); c != 0 {
+			return c
+		}
+		return strings.Compare(a.RowKey, b.RowKey)
+	})
+	return slices.Compact(out), nil
+}
+
+// ValueOf returns the value v holds in the List or index declared as
+// name: what its value function gives, "" for none. A reader that found
+// an entity through a list or an index checks with it that the entity
+// still holds the value it was looked up by.
+func (m *Model[T]) ValueOf(name string, v *T) (string, error) {
+	if v == nil {
+		return "", refuse("the entity is nil")
+	}
+	f := m.byName[name]
+	if f == nil || f.kind != featIndex {
+		var err error
+		if f, err = m.list(name); err != nil {
+			return "", refuse("no list or index named %q is declared", name)
+		}
+	}
+	return f.value(v), nil
+}
+
+// Lists returns the names of the declared Lists, in declaration order.
+func (m *Model[T]) Lists() []string {
+	out := make([]string, len(m.lists))
+	for i, f := range m.lists {
+		out[i] = f.name
+	}
+	return out
+}
+
+// GlobalIndexes returns the names of the declared global indexes
+// (GlobalIndex and GlobalUnique), in declaration order.
+func (m *Model[T]) GlobalIndexes() []string {
+	var out []string
+	for _, f := range m.specs {
+		if f.kind == featIndex && f.global {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
