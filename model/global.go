@@ -39,11 +39,7 @@ func newToken() (string, error) { return claims.NewToken(), nil }
 
 func (m *Model[T]) newStep(f *Feature[T], act string, c store.Entity, token string) eventual.Step {
 	data, _ := json.Marshal(stepData{Index: f.name, Action: act, Token: token})
-	table := m.itable
-	if f.kind == featCopy {
-		table = f.table
-	}
-	return eventual.Custom(m.step, table, c, data)
+	return eventual.Custom(m.step, f.table, c, data)
 }
 
 func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
@@ -100,7 +96,7 @@ func (m *Model[T]) rules() *claims.Rules {
 
 // place is the row at a of index f in the index table.
 func (m *Model[T]) place(f *Feature[T], a at, value string) claims.Place {
-	return claims.Place{Table: m.itable, PK: a.pk, RK: a.rk, Index: f.name, Value: value}
+	return claims.Place{Table: f.table, PK: a.pk, RK: a.rk, Index: f.name, Value: value}
 }
 
 // judge is current for the claims package: entity o as stored, its

@@ -112,6 +112,9 @@ type Feature[T any] struct {
 	table  string
 	target func(*T) (pk, rk string)
 	props  []string
+	// the table of a global index's copies (In; at Define, table)
+	in    string
+	hasIn bool
 	// a property kept in a blob (Blob)
 	container string
 	bytes     func(*T) *[]byte
@@ -237,6 +240,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 		step: eventual.StepKind("model:" + table), byName: map[string]*Feature[T]{}}
 	for i := range features {
 		f := features[i]
+		if err := m.tableOf(&f); err != nil {
+			return nil, err
+		}
 		switch f.kind {
 		case featLog:
 			if m.log {
