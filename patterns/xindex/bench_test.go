@@ -118,7 +118,7 @@ func benchView(b *testing.B, st store.Store, slice time.Duration) {
 			return want(c, 2)
 		}},
 		interleave.Case{Name: "Prefix (ten values, twenty copies)", Op: func(i int) error {
-			p := fmt.Sprintf("L%03d", (i%(n/20))) // L000 to L014: ten values each
+			p := fmt.Sprintf("L%03d", (i % (n / 20))) // L000 to L014: ten values each
 			c := 0
 			for _, err := range x.Prefix(ctx, "lastname", p) {
 				if err != nil {
