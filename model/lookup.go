@@ -30,11 +30,14 @@ type Hit[T any] struct {
 	// version as stored.
 	Version int64
 	// Claimed is set when the row was a write's claim (a bare claim, or a
-	// copy a write stamped when it took the value back): the write may
-	// have returned before the engine wrote its copy, so the lookup read
-	// the entity through the claim (one more point read) and returns it
-	// as stored, if it holds the value; a claim whose entity does not
-	// hold the value is no hit.
+	// copy a write stamped within Options.ClaimLease when it took the
+	// value back): the write may have returned before the engine wrote
+	// its copy, so the lookup read the entity through the claim (one
+	// more point read) and returns it as stored, if it holds the value; a
+	// bare claim whose entity does not hold the value is no hit. A stamp
+	// older than the lease (its write's copy is overdue, or the write
+	// never committed) is not read through: the copy is returned as it
+	// stands.
 	Claimed bool
 
 	at   at
@@ -189,7 +192,8 @@ func (m *Model[T]) hit(ctx context.Context, f *Feature[T], row *store.Entity) (H
 	h := Hit[T]{Index: f.name, Value: p[2], PK: o.PartitionKey, ID: id, Version: eventual.VersionOf(row),
 		at: at{row.PartitionKey, row.RowKey}}
 	h.prev, _ = row.Properties[PrevProperty].(string)
-	if h.Version == 0 || claims.TokenOf(row) != "" {
+	stamped := claims.TokenOf(row) != "" && m.o.Now().Sub(claimedAt(row)) < m.o.ClaimLease
+	if h.Version == 0 || stamped {
 		v, er, holds, err := m.reach(ctx, f, row, h.at)
 		if err != nil {
 			return h, true, err
@@ -201,8 +205,8 @@ func (m *Model[T]) hit(ctx context.Context, f *Feature[T], row *store.Entity) (H
 		if h.Version == 0 {
 			return h, false, nil
 		}
-		// A stamp left by a write that did not commit, on the copy of an
-		// entity that gave the value up since: what the copy holds.
+		// A write's stamp on the copy of an entity that does not hold
+		// the value now: what the copy holds.
 	}
 	v, err := decodeProps[T](o.PartitionKey, id, own(row.Properties), "")
 	h.Entity = v

@@ -192,6 +192,23 @@ func TestCopiesAndFresh(t *testing.T) {
 		if got := hitNames(t, f.m.Copies(ctx, "lastname", "Jones")); len(got) != 1 {
 			t.Fatalf("Jones after the engine ran: %q", got)
 		}
+		// A value given up and taken back before the engine ran: the
+		// write stamped the old copy, which the lookup reads through.
+		ann.LastName = "Hall"
+		if err := f.m.Update(ctx, ann, store.Replace); err != nil {
+			t.Fatal(err)
+		}
+		ann.LastName, ann.N = "Jones", 9
+		if err := f.m.Update(ctx, ann, store.Replace); err != nil {
+			t.Fatal(err)
+		}
+		if h := one("lastname", "Jones"); !h.Claimed || h.Entity.N != 9 || h.ID != "ann" {
+			t.Fatalf("Jones taken back, through the stamp: %+v", h)
+		}
+		f.drain(t)
+		if h := one("lastname", "Jones"); h.Claimed || h.Entity.N != 9 {
+			t.Fatalf("Jones after the engine ran: %+v", h)
+		}
 		// Bad input.
 		for name, seq := range map[string]func(func(model.Hit[Employee], error) bool){
 			"no index":        f.m.Copies(ctx, "nope", "x"),
