@@ -79,7 +79,7 @@ func claimedAt(e *store.Entity) time.Time { return claims.ClaimedAt(e) }
 var errContended = fmt.Errorf("model: the row kept changing under every attempt: %w", partition.ErrConflict)
 
 // rules returns the judgement of the claim and copy rows of the index
-// table (internal/claims, which patterns/xindex shares): owners named on
+// table (internal/claims): owners named on
 // the rows with their table, an entity in flight handing its rows over to
 // where it moves.
 func (m *Model[T]) rules() *claims.Rules {
