@@ -21,8 +21,8 @@
 //
 // (during a Move the entity's own key holds the marker of the entity in
 // flight at the source, and the reservation at the destination) and, in
-// the index table (Options.IndexTable, default the entity's
-// table), partition Join("x", index, value) with RowKey "u" for a unique
+// the index table (the index's In, or Options.IndexTable, default the
+// entity's table), partition Join("x", index, value) with RowKey "u" for a unique
 // value and Join(table, pk, id) for a non-unique one.
 //
 // See docs/patterns/model.md for what each write does and costs, how a
@@ -78,7 +78,7 @@ type Options struct {
 	// on its engine.
 	Engine *eventual.Engine
 	// IndexTable holds the copies of the indexes declared Global; default
-	// the entity's table.
+	// the entity's table. An index declared with In keeps its own.
 	IndexTable string
 	// ClaimLease is how long a claim of a unique value by a write that
 	// has not committed keeps other entities off the value (default 1
