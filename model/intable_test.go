@@ -5,12 +5,15 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/internal/eventualtest"
+	"github.com/tablekit/tablekit/internal/prooftest"
 	"github.com/tablekit/tablekit/memstore"
 	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // TestInRefused: Define refuses a bad table name for In, naming it, and
@@ -146,5 +149,51 @@ func TestCrashInTables(t *testing.T) {
 			schedules, writes = 3, 8
 		}
 		crashSchedules(t, e, []string{fGUnique, fGIndex, fTables}, schedules, writes, false)
+	})
+}
+
+// TestProofSeededFaultsInTables runs TestProofSeededFaults' writers and
+// faults on both global indexes, each in a table of its own, then lets
+// the claims' lease pass and reaps: every entity holds a state its
+// writes may have left, every copy agrees with it, whatever claims the
+// faults left (answers lost, writes that did not commit) are gone, and
+// Check finds nothing.
+func TestProofSeededFaultsInTables(t *testing.T) {
+	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
+		ctx := context.Background()
+		fs := prooftest.New(7, 0.15)
+		f := newFixture(t, e, nil, []string{fGUnique, fGIndex, fTables})
+		clean := f.st
+		f.st = storetest.WrapStore(f.st, fs.HookOn("Table.", "Queue."))
+		f.o.WriteAttempts = 64
+		f.restart(t)
+		writes := 24
+		if !e.Fake() {
+			writes = 8
+		}
+		fc := runFaulted(t, f, 3, writes)
+		f.st = clean
+		f.restart(t)
+		rep, _ := settleFaulted(t, f, fc)
+		if fs.Total() == 0 {
+			t.Fatal("no fault was injected")
+		}
+		if e.Fake() {
+			e.Pass(2 * time.Minute)
+		} else {
+			f.skew.Add(int64(2 * time.Minute))
+		}
+		n, err := f.m.ReapClaims(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := f.verify(t)
+		if after.bad() || after.claimsLeft != 0 || n != rep.claimsLeft {
+			t.Fatalf("reaped %d of %d claims: %s", n, rep.claimsLeft, after)
+		}
+		if c, err := f.m.Check(ctx, nil); err != nil || len(c.Findings)+len(c.Pending) != 0 {
+			t.Fatalf("Check after the reap: %v, %v", c, err)
+		}
+		t.Logf("%s: faults injected %d %v, %s: lost 0, duplicated 0, older-over-newer 0; claims left by the faults %d, reaped %d", e.B.Name, fs.Total(), fs.Counts(), fc, rep.claimsLeft, n)
 	})
 }
