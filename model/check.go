@@ -422,6 +422,7 @@ func isIndexRow(row *store.Entity) bool {
 // entities scans the entity table partition by partition.
 func (w *walk[T]) entities(ctx context.Context) error {
 	tbl := w.m.st.Table(w.m.table)
+	here := w.m.indexRowsIn(w.m.table)
 	var pk string
 	var rows []store.Entity
 	flush := func() error {
@@ -438,7 +439,7 @@ func (w *walk[T]) entities(ctx context.Context) error {
 				return fmt.Errorf("model: check: scan of %s: %w", w.m.table, err)
 			}
 			w.rep.Rows++
-			if w.m.itable == w.m.table && isIndexRow(&row) {
+			if here && isIndexRow(&row) {
 				continue
 			}
 			if row.PartitionKey != pk {
@@ -729,21 +730,23 @@ func (w *walk[T]) indexes(ctx context.Context) error {
 		return fmt.Errorf("model: check: %w", err)
 	}
 	seen := map[at]eventual.Ref{}
-	for row, err := range store.All(ctx, m.st.Table(m.itable), store.Query{Filter: c.String()}) {
-		if err != nil {
-			return fmt.Errorf("model: check: scan of %s: %w", m.itable, err)
-		}
-		w.rep.Rows++
-		f := m.indexOf(&row)
-		o := owner(&row)
-		if f == nil || o.Table != m.table || !w.in(o.PartitionKey) {
-			continue
-		}
-		a := at{row.PartitionKey, row.RowKey}
-		seen[a] = o
-		if fd := m.judgeIndex(f, a, o, &row, w.ents[o], w.roots[o]); fd != nil {
-			if err := w.confirmIndex(ctx, f, a, o); err != nil {
-				return err
+	for _, t := range m.globalTables() {
+		for row, err := range store.All(ctx, m.st.Table(t), store.Query{Filter: c.String()}) {
+			if err != nil {
+				return fmt.Errorf("model: check: scan of %s: %w", t, err)
+			}
+			w.rep.Rows++
+			f := m.indexOf(&row)
+			o := owner(&row)
+			if f == nil || !strings.EqualFold(f.table, t) || o.Table != m.table || !w.in(o.PartitionKey) {
+				continue
+			}
+			a := at{row.PartitionKey, row.RowKey}
+			seen[a] = o
+			if fd := m.judgeIndex(f, a, o, &row, w.ents[o], w.roots[o]); fd != nil {
+				if err := w.confirmIndex(ctx, f, a, o); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -791,7 +794,7 @@ func (m *Model[T]) judgeIndex(f *Feature[T], a at, o eventual.Ref, row *store.En
 		return nil
 	}
 	mk := func(d Drift, cv int64, detail string, args ...any) *Finding {
-		return &Finding{Drift: d, Feature: f.name, Row: eventual.Ref{Table: m.itable, PartitionKey: a.pk, RowKey: a.rk},
+		return &Finding{Drift: d, Feature: f.name, Row: eventual.Ref{Table: f.table, PartitionKey: a.pk, RowKey: a.rk},
 			Entity: o, Detail: fmt.Sprintf(detail, args...), scope: inIndex, cv: cv}
 	}
 	maps := inf != nil && inf.globals[f.name] == a
@@ -828,7 +831,7 @@ func (m *Model[T]) judgeIndex(f *Feature[T], a at, o eventual.Ref, row *store.En
 func (w *walk[T]) confirmIndex(ctx context.Context, f *Feature[T], a at, o eventual.Ref) error {
 	m := w.m
 	var row *store.Entity
-	r, err := m.st.Table(m.itable).Get(ctx, a.pk, a.rk, nil)
+	r, err := m.st.Table(f.table).Get(ctx, a.pk, a.rk, nil)
 	switch {
 	case err == nil:
 		row = &r
@@ -1220,7 +1223,7 @@ func (m *Model[T]) mendIndex(ctx context.Context, fd *Finding) error {
 	ev := eventual.VersionOf(&row)
 	want := store.Entity{PartitionKey: a.pk, RowKey: a.rk, Properties: carried(f, own(row.Properties))}
 	m.stampOwner(want.Properties, o)
-	tbl := m.st.Table(m.itable)
+	tbl := m.st.Table(f.table)
 	cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
 	if err != nil && !store.EntityNotFound(err) {
 		return err
@@ -1241,7 +1244,7 @@ func (m *Model[T]) mendIndex(ctx context.Context, fd *Finding) error {
 // dropStaleClaim removes a bare claim older than the lease whose entity
 // does not hold the value (If-Match the ETag read).
 func (m *Model[T]) dropStaleClaim(ctx context.Context, f *Feature[T], a at, o eventual.Ref) error {
-	tbl := m.st.Table(m.itable)
+	tbl := m.st.Table(f.table)
 	cur, err := tbl.Get(ctx, a.pk, a.rk, nil)
 	if store.EntityNotFound(err) {
 		return nil

@@ -316,9 +316,9 @@ func (m *Model[T]) CopyAt(ctx context.Context, name string, target store.RowRef)
 	return c, nil
 }
 
-// Copies returns the names of the copies (CopyTo, CopyToEach) the model
+// CopyNames returns the names of the copies (CopyTo, CopyToEach) the model
 // declares, in declaration order.
-func (m *Model[T]) Copies() []string {
+func (m *Model[T]) CopyNames() []string {
 	var out []string
 	for _, f := range m.specs {
 		if f.kind == featCopy {

@@ -377,7 +377,7 @@ func TestRefreshCopies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := m.Copies(); !slices.Equal(got, []string{"manager"}) {
+		if got := m.CopyNames(); !slices.Equal(got, []string{"manager"}) {
 			t.Fatalf("Copies = %v", got)
 		}
 		don := &Manager{Unit: "u1", ID: "d1", Name: "Don", Phone: "555", Manages: "Sales,Later"}

@@ -39,7 +39,7 @@ func newToken() (string, error) { return claims.NewToken(), nil }
 
 func (m *Model[T]) newStep(f *Feature[T], act string, c store.Entity, token string) eventual.Step {
 	data, _ := json.Marshal(stepData{Index: f.name, Action: act, Token: token})
-	return eventual.Custom(m.step, m.itable, c, data)
+	return eventual.Custom(m.step, f.table, c, data)
 }
 
 func (m *Model[T]) readStep(s eventual.Step) (*Feature[T], stepData, error) {
@@ -82,7 +82,7 @@ func claimedAt(e *store.Entity) time.Time { return claims.ClaimedAt(e) }
 var errContended = fmt.Errorf("model: the row kept changing under every attempt: %w", partition.ErrConflict)
 
 // rules returns the judgement of the claim and copy rows of the index
-// table (internal/claims, which patterns/xindex shares): owners named on
+// table (internal/claims): owners named on
 // the rows with their table, an entity in flight handing its rows over to
 // where it moves.
 func (m *Model[T]) rules() *claims.Rules {
@@ -99,7 +99,7 @@ func (m *Model[T]) rules() *claims.Rules {
 
 // place is the row at a of index f in the index table.
 func (m *Model[T]) place(f *Feature[T], a at, value string) claims.Place {
-	return claims.Place{Table: m.itable, PK: a.pk, RK: a.rk, Index: f.name, Value: value}
+	return claims.Place{Table: f.table, PK: a.pk, RK: a.rk, Index: f.name, Value: value}
 }
 
 // judge is current for the claims package: entity o as stored, its

@@ -50,6 +50,9 @@ const (
 	fCopy    = "copy" // CopyToEach("card"): Email, and LastName as Surname, onto a card, a badge and (a red team's) a red row
 	fBlob    = "blob" // Blob("photo"): Photo in a blob
 	fList    = "list" // List("family"): the ids of a partition's entities by LastName
+	// fTables puts email and lastname (with fGUnique, fGIndex) each in
+	// an index table of its own (In).
+	fTables = "tables"
 )
 
 // The projections of the composition's non-unique indexes: their copies
@@ -66,8 +69,20 @@ const listSegmentUnits = 12
 var allFeatures = []string{fUnique, fIndex, fGUnique, fGIndex, fLog, fCopy, fBlob, fList}
 
 // cardsTable is the table of the card rows of the fixture being built,
-// blobContainer the container of its photos.
-var cardsTable, blobContainer string
+// blobContainer the container of its photos, indexTables the tables of
+// its email and lastname indexes (fTables; "": the entity's table).
+var (
+	cardsTable, blobContainer string
+	indexTables               [2]string
+)
+
+// in puts global index g in table t, when t is set.
+func in(g model.Feature[Employee], t string) model.Feature[Employee] {
+	if t == "" {
+		return g
+	}
+	return g.In(t)
+}
 
 // cardPartitions are the partitions of the target rows of fCopy: an
 // entity maps to its row of the first two, and to its row of "red" while
@@ -92,9 +107,9 @@ func features(names []string) []model.Feature[Employee] {
 		case fIndex:
 			out = append(out, model.Index("team", func(e *Employee) string { return e.Team }).Project(teamProj...))
 		case fGUnique:
-			out = append(out, model.GlobalUnique("email", func(e *Employee) string { return e.Email }))
+			out = append(out, in(model.GlobalUnique("email", func(e *Employee) string { return e.Email }), indexTables[0]))
 		case fGIndex:
-			out = append(out, model.GlobalIndex("lastname", func(e *Employee) string { return e.LastName }).Project(lastnameProj...))
+			out = append(out, in(model.GlobalIndex("lastname", func(e *Employee) string { return e.LastName }).Project(lastnameProj...), indexTables[1]))
 		case fLog:
 			out = append(out, model.Log[Employee]())
 		case fCopy:
@@ -119,9 +134,11 @@ type fixture struct {
 	names []string
 	cards string
 	blobs string // the photos' container (fBlob)
-	skew  atomic.Int64
-	eng   *eventual.Engine
-	m     *model.Model[Employee]
+	// itables are the tables of email and lastname (fTables)
+	itables [2]string
+	skew    atomic.Int64
+	eng     *eventual.Engine
+	m       *model.Model[Employee]
 }
 
 func newFixture(t *testing.T, e eventualtest.Env, st store.Store, names []string) *fixture {
@@ -147,6 +164,9 @@ func newFixture(t *testing.T, e eventualtest.Env, st store.Store, names []string
 				t.Fatal(err)
 			}
 		}
+	}
+	if f.has(fTables) {
+		f.itables = [2]string{e.B.NewTable(t, "Emails"), e.B.NewTable(t, "Names")}
 	}
 	if f.has(fBlob) {
 		f.blobs = "p" + strings.ToLower(f.table)
@@ -178,7 +198,7 @@ func (f *fixture) restart(t *testing.T) {
 	}
 	mo := f.mo
 	mo.Engine = eng
-	cardsTable, blobContainer = f.cards, f.blobs
+	cardsTable, blobContainer, indexTables = f.cards, f.blobs, f.itables
 	m, err := model.Define(f.st, f.table, &mo, features(f.names)...)
 	if err != nil {
 		t.Fatal(err)
@@ -372,6 +392,27 @@ func (f *fixture) verify(t *testing.T) report {
 	}
 	if f.has(fBlob) {
 		f.verifyBlobs(t, rows, &r)
+	}
+	if f.has(fTables) {
+		for _, row := range rows {
+			if pp, _ := keys.Split(row.PartitionKey); len(pp) == 3 && pp[0] == "x" {
+				r.duplicated = append(r.duplicated, fmt.Sprintf("index row (%q, %q) in the entity table, not in its own", row.PartitionKey, row.RowKey))
+			}
+		}
+	}
+	for _, it := range f.itables {
+		if it == "" {
+			continue
+		}
+		for row, err := range store.All(ctx, f.e.B.Store.Table(it), store.Query{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pp, _ := keys.Split(row.PartitionKey); len(pp) != 3 || pp[0] != "x" {
+				r.duplicated = append(r.duplicated, fmt.Sprintf("row (%q, %q) of index table %s is no index row", row.PartitionKey, row.RowKey, it))
+			}
+			rows = append(rows, row)
+		}
 	}
 	entKey := func(pk, id string) string { k, _ := keys.Join(pk, id); return k }
 	for _, row := range rows {

@@ -82,23 +82,11 @@ func (m *Model[T]) ValueOf(name string, v *T) (string, error) {
 	return f.value(v), nil
 }
 
-// Lists returns the names of the declared Lists, in declaration order.
-func (m *Model[T]) Lists() []string {
+// ListNames returns the names of the declared Lists, in declaration order.
+func (m *Model[T]) ListNames() []string {
 	out := make([]string, len(m.lists))
 	for i, f := range m.lists {
 		out[i] = f.name
-	}
-	return out
-}
-
-// GlobalIndexes returns the names of the declared global indexes
-// (GlobalIndex and GlobalUnique), in declaration order.
-func (m *Model[T]) GlobalIndexes() []string {
-	var out []string
-	for _, f := range m.specs {
-		if f.kind == featIndex && f.global {
-			out = append(out, f.name)
-		}
 	}
 	return out
 }

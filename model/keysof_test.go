@@ -69,8 +69,14 @@ func TestGlobalKeys(t *testing.T) {
 		if v, err := f.m.ValueOf("family", &Employee{LastName: "Lee"}); err != nil || v != "Lee" {
 			t.Fatalf("ValueOf of a list: %q, %v", v, err)
 		}
-		if !slices.Equal(f.m.Lists(), []string{"family"}) || !slices.Equal(f.m.GlobalIndexes(), []string{"lastname"}) {
-			t.Fatalf("Lists %v, GlobalIndexes %v", f.m.Lists(), f.m.GlobalIndexes())
+		var globals []string
+		for _, ix := range f.m.Indexes() {
+			if ix.Global {
+				globals = append(globals, ix.Name)
+			}
+		}
+		if !slices.Equal(f.m.ListNames(), []string{"family"}) || !slices.Equal(globals, []string{"lastname"}) {
+			t.Fatalf("ListNames %v, global indexes %v", f.m.ListNames(), globals)
 		}
 		for _, c := range []struct {
 			err  error

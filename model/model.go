@@ -21,8 +21,8 @@
 //
 // (during a Move the entity's own key holds the marker of the entity in
 // flight at the source, and the reservation at the destination) and, in
-// the index table (Options.IndexTable, default the entity's
-// table), partition Join("x", index, value) with RowKey "u" for a unique
+// the index table (the index's In, or Options.IndexTable, default the
+// entity's table), partition Join("x", index, value) with RowKey "u" for a unique
 // value and Join(table, pk, id) for a non-unique one.
 //
 // See docs/patterns/model.md for what each write does and costs, how a
@@ -78,7 +78,7 @@ type Options struct {
 	// on its engine.
 	Engine *eventual.Engine
 	// IndexTable holds the copies of the indexes declared Global; default
-	// the entity's table.
+	// the entity's table. An index declared with In keeps its own.
 	IndexTable string
 	// ClaimLease is how long a claim of a unique value by a write that
 	// has not committed keeps other entities off the value (default 1
@@ -124,6 +124,10 @@ type Feature[T any] struct {
 	outs    []string
 	// the properties an index's copies hold (Project); nil: all
 	proj []string
+	// the table of a global index's copies (In; at Define, table)
+	table string
+	in    string
+	hasIn bool
 	// a property kept in a blob (Blob)
 	container string
 	bytes     func(*T) *[]byte
@@ -263,6 +267,9 @@ func Define[T any](st store.Store, table string, opts *Options, features ...Feat
 		}
 		if f.renames != nil && f.kind != featCopy {
 			return nil, refuse("%s: Rename applies to a copy (CopyTo, CopyToEach) only", f.name)
+		}
+		if err := m.tableOf(&f); err != nil {
+			return nil, err
 		}
 		switch f.kind {
 		case featLog:

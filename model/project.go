@@ -296,31 +296,3 @@ func (m *Model[T]) PrefixIn(ctx context.Context, pk, name, prefix string) iter.S
 	}
 	return m.scanIn(ctx, pk, f, keys.PrefixRange(k))
 }
-
-// IndexInfo describes one index a model declares.
-type IndexInfo struct {
-	// Name is the index's name.
-	Name string
-	// Unique is set for Unique and GlobalUnique.
-	Unique bool
-	// Global is set for the indexes whose copies are in the index table
-	// (GlobalUnique, GlobalIndex); clear for those in the entity's
-	// partition (Unique, Index).
-	Global bool
-	// Projection lists the properties the copies hold (Project); nil
-	// when they hold every property.
-	Projection []string
-}
-
-// Indexes returns the indexes m declares, in the order of the
-// declaration.
-func (m *Model[T]) Indexes() []IndexInfo {
-	var out []IndexInfo
-	for _, f := range m.specs {
-		if f.kind != featIndex {
-			continue
-		}
-		out = append(out, IndexInfo{Name: f.name, Unique: f.unique, Global: f.global, Projection: slices.Clone(f.proj)})
-	}
-	return out
-}

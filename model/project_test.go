@@ -93,9 +93,9 @@ func TestProjectRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprintf("%#v", m.Indexes())
-	want := `[]model.IndexInfo{model.IndexInfo{Name:"badge", Unique:true, Global:false, Projection:[]string{"N", "Team"}}, ` +
-		`model.IndexInfo{Name:"team", Unique:false, Global:false, Projection:[]string{}}, ` +
-		`model.IndexInfo{Name:"lastname", Unique:false, Global:true, Projection:[]string(nil)}}`
+	want := `[]model.IndexInfo{model.IndexInfo{Name:"badge", Unique:true, Global:false, Table:"ProjOK", Projection:[]string{"N", "Team"}}, ` +
+		`model.IndexInfo{Name:"team", Unique:false, Global:false, Table:"ProjOK", Projection:[]string{}}, ` +
+		`model.IndexInfo{Name:"lastname", Unique:false, Global:true, Table:"ProjOK", Projection:[]string(nil)}}`
 	if got != want {
 		t.Errorf("Indexes() = %s\nwant %s", got, want)
 	}
@@ -238,11 +238,11 @@ func TestProjectedCopies(t *testing.T) {
 	})
 }
 
-// rangeValues are index values that test the escaping's order: the parts'
+// projRangeValues are index values that test the escaping's order: the parts'
 // separator, its neighbours, '/' and '#', control characters, non-ASCII
 // (accents, CJK, a character beyond the BMP, one of U+E000-U+FFFF, which
 // UTF-16 sorts after it).
-var rangeValues = []string{"a", "a !b", "a !", "a ", "a!", "a/b", "a#", "a\x01", "a\x1f", "ab", "b", "A", "a.",
+var projRangeValues = []string{"a", "a !b", "a !", "a ", "a!", "a/b", "a#", "a\x01", "a\x1f", "ab", "b", "A", "a.",
 	"é", "日本", "日", "😀x", "\uE000x", "!", " !", "a !b !c"}
 
 // extraIDs are the ids of entities whose non-unique value is "a".
@@ -260,7 +260,7 @@ func rangeModel(t *testing.T, e eventualtest.Env) *projEnv {
 		model.Unique("up", badge).Project("N"), model.Index("ip", team).Project())
 	ctx := context.Background()
 	var ents []*Employee
-	for i, v := range rangeValues {
+	for i, v := range projRangeValues {
 		// Unique values: each once; non-unique: each on two entities.
 		ents = append(ents, &Employee{Dept: "D", ID: fmt.Sprintf("e%02d", i), Badge: v, Team: v, N: i},
 			&Employee{Dept: "D", ID: fmt.Sprintf("z%02d", i), Team: v, N: 100 + i})
@@ -285,7 +285,7 @@ func rangeModel(t *testing.T, e eventualtest.Env) *projEnv {
 func expected(index string, keep func(string) bool) []string {
 	type hit struct{ v, id string }
 	var hits []hit
-	for i, v := range rangeValues {
+	for i, v := range projRangeValues {
 		if keep(v) {
 			hits = append(hits, hit{v, fmt.Sprintf("e%02d", i)})
 			if strings.HasPrefix(index, "i") {

@@ -151,7 +151,7 @@ func (m *Model[T]) Find(ctx context.Context, name, value string) (*T, error) {
 	if err != nil {
 		return nil, refuse("index %s: value %q: %v", name, value, err)
 	}
-	row, err := m.st.Table(m.itable).Get(ctx, a.pk, a.rk, nil)
+	row, err := m.st.Table(f.table).Get(ctx, a.pk, a.rk, nil)
 	if store.EntityNotFound(err) {
 		return nil, notFound("no entity holds %s %q", name, value)
 	}
@@ -195,7 +195,7 @@ func (m *Model[T]) FindAll(ctx context.Context, name, value string) ([]*T, error
 	c := filter.PK.Eq(p)
 	var out []*T
 	seen := map[eventual.Ref]bool{}
-	for row, err := range store.All(ctx, m.st.Table(m.itable), store.Query{Filter: c.String()}) {
+	for row, err := range store.All(ctx, m.st.Table(f.table), store.Query{Filter: c.String()}) {
 		if err != nil {
 			return nil, err
 		}
@@ -220,43 +220,53 @@ func (m *Model[T]) FindAll(ctx context.Context, name, value string) ([]*T, error
 // until it arrived: through its marker, or through the claim its arrival
 // made (PrevProperty); once arrived, only the destination's rows find it.
 func (m *Model[T]) verify(ctx context.Context, f *Feature[T], ir *store.Entity, a at) (*T, bool, error) {
+	v, _, ok, err := m.reach(ctx, f, ir, a)
+	return v, ok, err
+}
+
+// reach is verify, with the entity row read (its version: the copy
+// lookups' Stale).
+func (m *Model[T]) reach(ctx context.Context, f *Feature[T], ir *store.Entity, a at) (*T, *store.Entity, bool, error) {
 	o := owner(ir)
 	if o.Table == "" || o.RowKey == "" {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	row, found, err := o.Read(ctx, m.st)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if found && !moving(&row) {
-		return m.holder(f, o, &row, a)
+		v, ok, err := m.holder(f, o, &row, a)
+		return v, &row, ok, err
 	}
 	if found {
 		t, ok := movedTo(&row)
 		if !ok {
 			found = false // a reservation: the entity has not arrived
 		} else if arrived, err := m.arrived(ctx, t); err != nil || arrived {
-			return nil, false, err
+			return nil, nil, false, err
 		} else {
-			return m.holder(f, o, &row, a)
+			v, ok, err := m.holder(f, o, &row, a)
+			return v, &row, ok, err
 		}
 	}
 	p, _ := ir.Properties[PrevProperty].(string)
 	if p == "" {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	pr, err := parseRef(p)
 	if err != nil {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	prow, pfound, err := pr.Read(ctx, m.st)
 	if err != nil || !pfound {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if t, ok := movedTo(&prow); !ok || t != o {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
-	return m.holder(f, pr, &prow, a)
+	v, ok, err := m.holder(f, pr, &prow, a)
+	return v, &prow, ok, err
 }
 
 // holder decodes the entity row of o (in m's table) and reports whether

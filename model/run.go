@@ -25,6 +25,12 @@ type RunOptions struct {
 	// Options.BlobGrace once (Model.SweepBlobs says its cost): a program
 	// with many blobs sets a longer one.
 	BlobSweepEvery time.Duration
+	// ClaimReapEvery is the pause between the ReapClaims runs of each
+	// model with a global index (default runner.DefaultEvery). Each run
+	// queries the rows of the model's index tables (Model.ReapClaims
+	// says its cost): a program with large index tables sets a longer
+	// one.
+	ClaimReapEvery time.Duration
 	// Logger receives every error of the worker, the sweeps, the measure
 	// and Jobs (default slog.Default()).
 	Logger *slog.Logger
@@ -32,8 +38,7 @@ type RunOptions struct {
 	// job's name.
 	OnError func(job string, err error)
 	// Jobs are more jobs for the same runner: the program's own, or the
-	// patterns' (xindex.Table.ReapJob, large.Store.SweepJob,
-	// periods.Tables.RetainJob).
+	// patterns' (large.Store.SweepJob, periods.Tables.RetainJob).
 	Jobs []runner.Job
 }
 
@@ -42,7 +47,8 @@ type RunOptions struct {
 // outbox every SweepEvery, a measure of the backlog every MeasureEvery
 // (eventual.Engine.Jobs names them), the SweepBlobs of each of those
 // models that declares a Blob every BlobSweepEvery ("model/<table>/blobs"),
-// and opts.Jobs. tables are the entity
+// the ReapClaims of each of those models that declares a global index
+// every ClaimReapEvery ("model/<table>/claims"), and opts.Jobs. tables are the entity
 // tables of the models whose outboxes to sweep; nil takes the table of
 // every model defined on eng so far (in name order). Define every model
 // that writes through eng before: the worker runs their steps. Its Run
@@ -62,7 +68,8 @@ func NewRunner(eng *eventual.Engine, tables []string, opts *RunOptions) (*runner
 	for _, p := range []struct {
 		name  string
 		every time.Duration
-	}{{"RunOptions.SweepEvery", o.SweepEvery}, {"RunOptions.MeasureEvery", o.MeasureEvery}, {"RunOptions.BlobSweepEvery", o.BlobSweepEvery}} {
+	}{{"RunOptions.SweepEvery", o.SweepEvery}, {"RunOptions.MeasureEvery", o.MeasureEvery}, {"RunOptions.BlobSweepEvery", o.BlobSweepEvery},
+		{"RunOptions.ClaimReapEvery", o.ClaimReapEvery}} {
 		if _, err := runner.Period(p.name, p.every); err != nil {
 			return nil, fmt.Errorf("model: %w", err)
 		}
@@ -78,6 +85,13 @@ func NewRunner(eng *eventual.Engine, tables []string, opts *RunOptions) (*runner
 		if v, ok := registry.Load(regKey{eng, t}); ok {
 			if b, ok := v.(blobSweeper); ok && b.hasBlobs() {
 				j, err := b.SweepBlobsJob(&JobOptions{Every: o.BlobSweepEvery})
+				if err != nil {
+					return nil, err
+				}
+				jobs = append(jobs, j)
+			}
+			if c, ok := v.(claimReaper); ok && c.hasGlobal() {
+				j, err := c.ReapClaimsJob(&JobOptions{Every: o.ClaimReapEvery})
 				if err != nil {
 					return nil, err
 				}

@@ -163,7 +163,7 @@ func TestRunnerHealth(t *testing.T) {
 			t.Fatalf("job %+v after Run returned", j)
 		}
 	}
-	if got, want := strings.Join(names, " "), "health/worker health/sweep/"+table+" health/backlog"; got != want {
+	if got, want := strings.Join(names, " "), "health/worker health/sweep/"+table+" health/backlog model/"+table+"/claims"; got != want {
 		t.Fatalf("jobs %q, want %q (the table of the model defined on the engine)", got, want)
 	}
 	if len(hooked) != 0 {

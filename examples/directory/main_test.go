@@ -246,7 +246,7 @@ func testDirectory(t *testing.T, st store.Store) {
 	}
 	ops := strings.ToLower(prefix) + "-ops"
 	if got, want := strings.Join(names, " "), ops+"/worker "+ops+"/sweep/"+prefix+"Staff "+ops+"/sweep/"+prefix+"Archive "+ops+"/backlog "+
-		"model/"+prefix+"Staff/blobs model/"+prefix+"Archive/blobs"; got != want {
+		"model/"+prefix+"Staff/blobs model/"+prefix+"Staff/claims model/"+prefix+"Archive/blobs"; got != want {
 		t.Fatalf("jobs %q, want %q", got, want)
 	}
 	if len(h.Failing) != 0 || h.Backlog.Poisoned != 0 {

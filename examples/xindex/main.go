@@ -1,9 +1,12 @@
-// Command xindex shows secondary indexes in other partitions and tables:
-// employees stored once in partition "Sales" under their ids, found by
-// email through copies in partition "email_Sales" and by last name
-// through copies in a table of their own. The entity write and the intent
-// to update the copies commit together; a worker writes the copies. A
-// lookup tells a copy that is behind its entity, and a taken email is
+// Command xindex shows the design guide's inter-partition secondary
+// index as a view on an entity model: employees stored once, in their
+// department's partition under their ids, found by email through the
+// copies of a unique global index kept in a table of its own, and by
+// last name through a non-unique one, across every department. The model
+// writes the entity and the intent to update the copies in one
+// transaction, claiming a new email first; its engine writes the copies.
+// The view reads them: a write is found through its claim at once, a
+// copy behind its entity is told apart (Stale), and a taken email is
 // refused. It runs on memstore by default; pass -conn (or set
 // TABLEKIT_CONN or TABLEKIT_AZURITE_CONN) to run it against Azurite or
 // Azure.
@@ -25,13 +28,13 @@ import (
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
 	"github.com/tablekit/tablekit/examples/internal/backend"
-	"github.com/tablekit/tablekit/mapper"
+	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 	"github.com/tablekit/tablekit/store/azstore/azqueues"
 )
 
-// Employee is stored in its department's partition under "emp_" + id.
+// Employee is stored in its department's partition under its id.
 type Employee struct {
 	Department string     `table:",pk"`
 	ID         string     `table:",rk"`
@@ -41,10 +44,6 @@ type Employee struct {
 	Email      string
 	Age        int32
 }
-
-// TableKind keeps reads of employees away from the engine's rows and
-// the email copies.
-func (Employee) TableKind() mapper.Kind { return mapper.Kind{Prefix: "emp_"} }
 
 func main() {
 	conn := backend.ConnFlag()
@@ -63,8 +62,8 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer, st store.Store, suffix string) (err error) {
-	staff, ix, queue := "Employees"+suffix, "EmployeeIndex"+suffix, "staffindex"+suffix
-	for _, t := range []string{staff, ix} {
+	staff, emails, queue := "Employees"+suffix, "EmployeeEmails"+suffix, "staffindex"+suffix
+	for _, t := range []string{staff, emails} {
 		if err := st.CreateTable(ctx, t); err != nil {
 			return err
 		}
@@ -86,100 +85,119 @@ func run(ctx context.Context, w io.Writer, st store.Store, suffix string) (err e
 			_ = st.Queue(q).Delete(context.WithoutCancel(ctx))
 		}
 	}()
-	x, err := xindex.New[Employee](eng, staff, nil,
-		xindex.Unique[Employee]("email", func(e *Employee) string { return e.Email }),
-		xindex.NonUnique[Employee]("lastname", func(e *Employee) string { return e.LastName }).
-			Project("FirstName", "LastName").InTable(ix))
+	// The declaration: the email unique across every department, its
+	// copies in a table of their own; the last name in the model's index
+	// table (here the entities' own).
+	m, err := model.Define(st, staff, &model.Options{Engine: eng},
+		model.GlobalUnique("email", func(e *Employee) string { return e.Email }).In(emails),
+		model.GlobalIndex("lastname", func(e *Employee) string { return e.LastName }))
+	if err != nil {
+		return err
+	}
+	x, err := xindex.New(m, nil)
 	if err != nil {
 		return err
 	}
 
 	people := []*Employee{
-		{Department: "Sales", ID: "emp_000223", FirstName: "John", LastName: "Jones", Email: "jonesj@contoso.com", Age: 34},
-		{Department: "Sales", ID: "emp_000224", FirstName: "Ann", LastName: "Jones", Email: "annj@contoso.com", Age: 29},
-		{Department: "Sales", ID: "emp_000225", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com", Age: 41},
+		{Department: "Sales", ID: "000223", FirstName: "John", LastName: "Jones", Email: "jonesj@contoso.com", Age: 34},
+		{Department: "Marketing", ID: "000224", FirstName: "Ann", LastName: "Jones", Email: "annj@contoso.com", Age: 29},
+		{Department: "Sales", ID: "000225", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com", Age: 41},
+		{Department: "Sales", ID: "000226", FirstName: "Jo", LastName: "Johnson", Email: "joj@contoso.com", Age: 50},
 	}
 	for _, p := range people {
-		if err := x.Insert(ctx, p); err != nil {
+		if err := m.Insert(ctx, p); err != nil {
 			return err
 		}
 	}
-	_, err = x.Find(ctx, "Sales", "email", "jonesj@contoso.com")
-	fmt.Fprintf(w, "3 employees in Sales; before the worker, jonesj@contoso.com found: %v\n", err == nil)
-	if err := eng.Drain(ctx); err != nil {
-		return err
-	}
-	h, err := x.Find(ctx, "Sales", "email", "jonesj@contoso.com")
+	h, err := x.Find(ctx, "email", "jonesj@contoso.com")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "email jonesj@contoso.com -> %s %s %s (copy of version %d, partition email_Sales)\n", h.Value.ID, h.Value.FirstName, h.Value.LastName, h.Version)
-	fmt.Fprint(w, "last name Jones (table EmployeeIndex):")
-	for h, err := range x.FindAll(ctx, "Sales", "lastname", "Jones") {
+	fmt.Fprintf(w, "4 employees; before the engine ran, jonesj@contoso.com -> %s %s through its claim: %v\n", h.PK, h.ID, h.Claimed)
+	if err := eng.Drain(ctx); err != nil {
+		return err
+	}
+	h, err = x.Find(ctx, "email", "jonesj@contoso.com")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "email jonesj@contoso.com -> %s %s %s (copy of version %d in %s)\n", h.Entity.ID, h.Entity.FirstName, h.Entity.LastName, h.Version, "EmployeeEmails")
+	fmt.Fprint(w, "last name Jones, every department:")
+	for h, err := range x.FindAll(ctx, "lastname", "Jones") {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, " %s %s", h.Value.FirstName, h.Value.ID)
+		fmt.Fprintf(w, " %s (%s)", h.Entity.FirstName, h.PK)
 	}
 	fmt.Fprint(w, "\nemails from a to e:")
-	for h, err := range x.Range(ctx, "Sales", "email", "a", "e") {
+	for h, err := range x.Range(ctx, "email", "a", "e") {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, " %s", h.IndexValue)
+		fmt.Fprintf(w, " %s", h.Value)
+	}
+	fmt.Fprint(w, "\nlast names starting with Jo:")
+	for h, err := range x.Prefix(ctx, "lastname", "Jo") {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, " %s %s", h.Value, h.Entity.FirstName)
 	}
 	fmt.Fprintln(w)
 
-	// Ann changes her email; until the worker runs, the old copy dangles.
+	// Ann changes her email; until the engine runs, the old copy leads
+	// to an entity that no longer holds it, and the new one is found
+	// through its claim.
 	ann := people[1]
 	ann.Email = "ann.jones@contoso.com"
-	if err := x.Update(ctx, ann); err != nil {
+	if err := m.Update(ctx, ann, store.Replace); err != nil {
 		return err
 	}
-	_, err = x.FindFresh(ctx, "Sales", "email", "annj@contoso.com")
-	var de *xindex.DanglingError
-	fmt.Fprintf(w, "before the worker, annj@contoso.com dangles: %v\n", errors.As(err, &de))
-	// John has a birthday; his copy is behind until the worker runs.
+	_, err = x.FindFresh(ctx, "email", "annj@contoso.com")
+	fmt.Fprintf(w, "before the engine ran, annj@contoso.com is no longer Ann's: %v\n", errors.Is(err, store.ErrNotFound))
+	// John has a birthday; his copy is behind until the engine runs.
 	john := people[0]
 	john.Age++
-	if err := x.Update(ctx, john); err != nil {
+	if err := m.Update(ctx, john, store.Replace); err != nil {
 		return err
 	}
-	f, err := x.FindFresh(ctx, "Sales", "email", "jonesj@contoso.com")
+	f, err := x.FindFresh(ctx, "email", "jonesj@contoso.com")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "before the worker, John's copy says %d, his entity %d: stale %v\n", f.Hit.Value.Age, f.Value.Age, f.Stale)
+	fmt.Fprintf(w, "before the engine ran, John's copy says %d, his entity %d: stale %v\n", f.Hit.Entity.Age, f.Entity.Age, f.Stale)
 	if err := eng.Drain(ctx); err != nil {
 		return err
 	}
-	f, err = x.FindFresh(ctx, "Sales", "email", "ann.jones@contoso.com")
+	f, err = x.FindFresh(ctx, "email", "ann.jones@contoso.com")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "after the worker, ann.jones@contoso.com -> %s (stale %v)\n", f.Value.ID, f.Stale)
+	fmt.Fprintf(w, "after the engine ran, ann.jones@contoso.com -> %s (stale %v)\n", f.Entity.ID, f.Stale)
 
-	// A taken email is refused; nothing is written.
-	err = x.Insert(ctx, &Employee{Department: "Sales", ID: "emp_000226", FirstName: "Eve", LastName: "Ray", Email: "donh@contoso.com"})
+	// A taken email is refused, whatever the department; nothing is
+	// written.
+	err = m.Insert(ctx, &Employee{Department: "Marketing", ID: "000227", FirstName: "Eve", LastName: "Ray", Email: "donh@contoso.com"})
 	var dup *partition.DuplicateError
 	if !errors.As(err, &dup) {
 		return fmt.Errorf("a taken email was accepted: %v", err)
 	}
-	fmt.Fprintf(w, "another donh@contoso.com: refused, %s %q is taken by %s (partition %q, %s)\n", dup.IndexName, dup.Value, dup.Holder, dup.Partition, store.Code(err))
+	fmt.Fprintf(w, "another donh@contoso.com: refused, %s %q is held in %s (%s)\n", dup.IndexName, dup.Value, dup.Holder.PartitionKey, store.Code(err))
 
 	// Don leaves: his copies go.
-	if err := x.Delete(ctx, people[2]); err != nil {
+	if err := m.Delete(ctx, "Sales", "000225", ""); err != nil {
 		return err
 	}
 	if err := eng.Drain(ctx); err != nil {
 		return err
 	}
-	_, err = x.Find(ctx, "Sales", "email", "donh@contoso.com")
+	_, err = x.Find(ctx, "email", "donh@contoso.com")
 	fmt.Fprintf(w, "after Don left, donh@contoso.com found: %v\n", err == nil)
-	p, err := eng.Poisoned(ctx, 32)
+	rep, err := m.Check(ctx, nil)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "poison queue: %d messages\n", len(p))
+	fmt.Fprintf(w, "Check: %d entities, %d findings\n", rep.Entities, len(rep.Findings))
 	return nil
 }

@@ -9,16 +9,17 @@ import (
 	"github.com/tablekit/tablekit/internal/backendtest"
 )
 
-const want = `3 employees in Sales; before the worker, jonesj@contoso.com found: false
-email jonesj@contoso.com -> emp_000223 John Jones (copy of version 1, partition email_Sales)
-last name Jones (table EmployeeIndex): John emp_000223 Ann emp_000224
+const want = `4 employees; before the engine ran, jonesj@contoso.com -> Sales 000223 through its claim: true
+email jonesj@contoso.com -> 000223 John Jones (copy of version 1 in EmployeeEmails)
+last name Jones, every department: Ann (Marketing) John (Sales)
 emails from a to e: annj@contoso.com donh@contoso.com
-before the worker, annj@contoso.com dangles: true
-before the worker, John's copy says 34, his entity 35: stale true
-after the worker, ann.jones@contoso.com -> emp_000224 (stale false)
-another donh@contoso.com: refused, email "donh@contoso.com" is taken by ("Sales", "emp_000225") (partition "email_Sales", EntityAlreadyExists)
+last names starting with Jo: Johnson Jo Jones Ann Jones John
+before the engine ran, annj@contoso.com is no longer Ann's: true
+before the engine ran, John's copy says 34, his entity 35: stale true
+after the engine ran, ann.jones@contoso.com -> 000224 (stale false)
+another donh@contoso.com: refused, email "donh@contoso.com" is held in Sales (EntityAlreadyExists)
 after Don left, donh@contoso.com found: false
-poison queue: 0 messages
+Check: 3 entities, 0 findings
 `
 
 // TestXindex runs the walkthrough on memstore and on Azurite.

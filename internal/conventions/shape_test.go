@@ -10,7 +10,6 @@ import (
 	"github.com/tablekit/tablekit/patterns/denorm"
 	"github.com/tablekit/tablekit/patterns/large"
 	"github.com/tablekit/tablekit/patterns/periods"
-	"github.com/tablekit/tablekit/patterns/xindex"
 	"github.com/tablekit/tablekit/store"
 )
 
@@ -21,7 +20,7 @@ type thing struct{}
 // table-qualified reference store.RowRef (these lines compile only while
 // they are aliases, not types of their own).
 var (
-	_ = []store.Key{partition.Ref{}, xindex.Ref{}}
+	_ = []store.Key{partition.Ref{}}
 	_ = []store.RowRef{eventual.Ref{}, denorm.Target{}}
 )
 
@@ -30,17 +29,17 @@ var (
 // any variadic parameter, returning a runner.Job (these lines compile only
 // while the signatures keep it); an engine's Jobs returns its set.
 var (
-	_ func(*xindex.Table[thing], string, *xindex.JobOptions, ...string) (runner.Job, error) = (*xindex.Table[thing]).ReapJob
-	_ func(*large.Store[thing], *large.JobOptions) (runner.Job, error)                      = (*large.Store[thing]).SweepJob
-	_ func(*model.Model[thing], *model.JobOptions) (runner.Job, error)                      = (*model.Model[thing]).SweepBlobsJob
-	_ func(*periods.Tables, *periods.JobOptions) (runner.Job, error)                        = (*periods.Tables).RetainJob
-	_ func(*eventual.Engine, []string, *eventual.JobOptions) ([]runner.Job, error)          = (*eventual.Engine).Jobs
+	_ func(*model.Model[thing], *model.JobOptions) (runner.Job, error)             = (*model.Model[thing]).ReapClaimsJob
+	_ func(*large.Store[thing], *large.JobOptions) (runner.Job, error)             = (*large.Store[thing]).SweepJob
+	_ func(*model.Model[thing], *model.JobOptions) (runner.Job, error)             = (*model.Model[thing]).SweepBlobsJob
+	_ func(*periods.Tables, *periods.JobOptions) (runner.Job, error)               = (*periods.Tables).RetainJob
+	_ func(*eventual.Engine, []string, *eventual.JobOptions) ([]runner.Job, error) = (*eventual.Engine).Jobs
 )
 
 // Every JobOptions names its period Every, a time.Duration whose zero
 // value takes runner.DefaultEvery (runner.Period, tested in core/runner).
 var _ = []any{
-	xindex.JobOptions{Every: time.Duration(0)}, large.JobOptions{Every: time.Duration(0)},
+	large.JobOptions{Every: time.Duration(0)},
 	model.JobOptions{Every: time.Duration(0)}, periods.JobOptions{Every: time.Duration(0)},
 	eventual.JobOptions{Every: time.Duration(0)},
 }

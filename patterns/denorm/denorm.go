@@ -48,7 +48,7 @@ func New[S any](m *model.Model[S], opts *Options) (*View[S], error) {
 	if m == nil {
 		return nil, refuse("the model is nil")
 	}
-	declared := m.Copies()
+	declared := m.CopyNames()
 	if len(declared) == 0 {
 		return nil, refuse("model of %s declares no copy: declare one with model.CopyTo or model.CopyToEach", m.Table())
 	}

@@ -90,11 +90,13 @@ func New[T any](m *model.Model[T], opts *Options) (*View[T], error) {
 		o.PageSize = DefaultPageSize
 	}
 	v := &View[T]{m: m, o: o, lists: map[string]bool{}, globals: map[string]bool{}}
-	for _, n := range m.Lists() {
+	for _, n := range m.ListNames() {
 		v.lists[n] = true
 	}
-	for _, n := range m.GlobalIndexes() {
-		v.globals[n] = true
+	for _, ix := range m.Indexes() {
+		if ix.Global {
+			v.globals[ix.Name] = true
+		}
 	}
 	if len(v.lists)+len(v.globals) == 0 {
 		return nil, refuse("the model of table %s declares no List (model.List) nor global index (model.GlobalIndex): nothing to look up", m.Table())
