@@ -35,8 +35,8 @@ import (
 //     lost and the package could not tell whether it applied. UnknownError
 //     (its Resolve asks again); wide's UnknownError.
 //   - A domain conflict: the data breaks a pattern's rule, and no retry can
-//     mend it: xindex.ErrHeldTwice (two entities hold one unique value),
-//     denorm.ErrOtherSource (a target has a second source). These match
+//     mend it: model.ErrHeldTwice (two entities hold one unique value),
+//     model.ErrOtherSource (a target has a second source). These match
 //     none of the sentinels above and never store.ErrTransient. Do not
 //     retry: change the data.
 //

@@ -20,12 +20,6 @@ type Target = store.RowRef
 // still maps to the row, and whether the copy is behind it.
 type Copy[S any] = model.Copied[S]
 
-// ErrOtherSource is model.ErrOtherSource, the same sentinel: a target
-// row another source still maps to (a conflict of the data: the copy
-// step ends in the engine's poison queue, Repair reports it Failed;
-// change one of the sources, never retry).
-var ErrOtherSource = model.ErrOtherSource
-
 // Options tune a View; nil takes the defaults.
 type Options struct {
 	// Copies names the copies the view reads, each a CopyTo or

@@ -3,7 +3,6 @@ package denorm_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -192,9 +191,6 @@ func TestViewRefusals(t *testing.T) {
 		if _, err := denorm.New(c.m, c.o); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an InvalidInput naming %s", name, err, c.want)
 		}
-	}
-	if !errors.Is(fmt.Errorf("step: %w", model.ErrOtherSource), denorm.ErrOtherSource) {
-		t.Fatal("denorm.ErrOtherSource is not the model's sentinel")
 	}
 	if v, err := denorm.New(x.m, &denorm.Options{Copies: []string{"manager"}}); err != nil || len(v.Copies()) != 1 || v.Model() != x.m {
 		t.Fatalf("New with the copy named: %v", err)

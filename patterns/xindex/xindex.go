@@ -19,12 +19,6 @@ type Hit[T any] = model.Hit[T]
 // the copy was made from an older version. See model.Fresh.
 type Fresh[T any] = model.Fresh[T]
 
-// ErrHeldTwice is model.ErrHeldTwice (the same value, not a sentinel of
-// the view's): the error of the engine's step that finds a unique value
-// held by two entities. It is a conflict of the data: do not retry,
-// change one of the entities.
-var ErrHeldTwice = model.ErrHeldTwice
-
 // Options tune a View; nil takes the defaults. It has no field: the
 // tables of the indexes (model.Feature.In, model.Options.IndexTable), the
 // claims' lease and the clock are the model's.
