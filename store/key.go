@@ -8,8 +8,7 @@ import (
 // Key names an entity by its keys, within a table the context gives: the
 // holder of a unique value, the source of a copy, an entity a list holds.
 // It is tablekit's one key-pair type; the packages that name an entity
-// this way (partition.Ref, xindex.Ref, denorm.Ref) are
-// aliases of it.
+// this way (partition.Ref) are aliases of it.
 type Key struct {
 	PartitionKey, RowKey string
 }
@@ -19,7 +18,7 @@ func (k Key) String() string { return fmt.Sprintf("(%q, %q)", k.PartitionKey, k.
 
 // RowRef names a row of a table: its table and its keys. It is tablekit's
 // one table-qualified reference; eventual.Ref (the source of an
-// operation) and denorm.Target (a row a relation copies to) are aliases
+// operation) and denorm.Target (a row a copy is written to) are aliases
 // of it.
 type RowRef struct {
 	Table, PartitionKey, RowKey string

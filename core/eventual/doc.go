@@ -43,5 +43,5 @@
 // costs and every failure case.
 //
 // Packages built on the engine add kinds of step of their own with
-// Engine.Handle and Custom: patterns/xindex and patterns/denorm do.
+// Engine.Handle and Custom: the entity model (package model) does.
 package eventual

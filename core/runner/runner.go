@@ -1,7 +1,7 @@
 // Package runner runs a program's background jobs: the workers of an
 // eventual engine and the sweeps of its outboxes (core/eventual's
-// Engine.Jobs), the reaping of expired claims (patterns/xindex's
-// Table.ReapJob), the removal of orphan blobs (patterns/large's
+// Engine.Jobs), the reaping of expired claims (model's
+// Model.ReapClaimsJob), the removal of orphan blobs (patterns/large's
 // Store.SweepJob, model's Model.SweepBlobsJob), the retention of period
 // tables (patterns/periods' Tables.RetainJob), or any function of the
 // program's own, in one place that reports every
@@ -65,7 +65,7 @@ const MaxNameLen = 256
 // DefaultEvery is the period of every periodic job tablekit makes when
 // its options leave the period 0: the sweeps and the backlog measure of
 // an eventual engine (eventual.Engine.Jobs), the reaping of expired
-// claims (xindex.Table.ReapJob), the sweeps of orphan blobs
+// claims (model.Model.ReapClaimsJob), the sweeps of orphan blobs
 // (large.Store.SweepJob, model.Model.SweepBlobsJob) and the retention of
 // period tables (periods.Tables.RetainJob). Each of those is made the
 // same way: a method <Op>Job of the value that does the work, with what

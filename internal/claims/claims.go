@@ -1,6 +1,5 @@
 // Package claims judges the rows of the values of an index whose copies
-// live away from their entities: patterns/xindex and model's global
-// indexes. A value has one row in the index table, keyed by the value
+// live away from their entities: the model's global indexes. A value has one row in the index table, keyed by the value
 // (and, for a non-unique index, by the entity): first the bare claim a
 // writer takes before its entity write (version 0), then the copy the
 // engine's worker writes over it (the entity's version). Every write to
