@@ -75,7 +75,7 @@ func (m *Model[T]) checkStep(s eventual.Step) error {
 }
 
 // owner names the entity a row of the index table belongs to.
-func owner(e *store.Entity) eventual.Ref { return claims.OwnerOf(e, "") }
+func owner(e *store.Entity) eventual.Ref { return claims.OwnerOf(e) }
 
 func claimedAt(e *store.Entity) time.Time { return claims.ClaimedAt(e) }
 

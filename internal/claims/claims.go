@@ -65,7 +65,7 @@ import (
 // bare claim).
 const (
 	// SourceTableProperty, SourcePartitionProperty and SourceRowProperty
-	// name the row's owner; the table only when Rules.OwnerTable is empty.
+	// name the row's owner.
 	SourceTableProperty     = "TkSrcTable"
 	SourcePartitionProperty = "TkSrcPK"
 	SourceRowProperty       = "TkSrcRK"
@@ -98,10 +98,6 @@ type Rules struct {
 	// the clock of stamps.
 	Lease time.Duration
 	Now   func() time.Time
-	// OwnerTable is the table of every owner when the rows do not name it
-	// (SourceTableProperty is then neither written nor read); empty when
-	// they do.
-	OwnerTable string
 	// Current reads entity o as stored: whether it exists, its version,
 	// and whether it maps to the row at p now (holds its value). An owner
 	// with an empty RowKey is not found.
@@ -131,15 +127,9 @@ func Retryable(err error) bool {
 		store.EntityNotFound(err) || errors.Is(err, store.ErrUnknownOutcome)
 }
 
-// OwnerOf reads the owner a row names.
-func (r *Rules) OwnerOf(e *store.Entity) eventual.Ref { return OwnerOf(e, r.OwnerTable) }
-
-// OwnerOf reads the owner row e names: in table, or, when table is
-// empty, in the table the row names (SourceTableProperty).
-func OwnerOf(e *store.Entity, table string) eventual.Ref {
-	if table == "" {
-		table, _ = e.Properties[SourceTableProperty].(string)
-	}
+// OwnerOf reads the owner row e names.
+func OwnerOf(e *store.Entity) eventual.Ref {
+	table, _ := e.Properties[SourceTableProperty].(string)
 	pk, _ := e.Properties[SourcePartitionProperty].(string)
 	rk, _ := e.Properties[SourceRowProperty].(string)
 	return eventual.Ref{Table: table, PartitionKey: pk, RowKey: rk}
@@ -147,9 +137,7 @@ func OwnerOf(e *store.Entity, table string) eventual.Ref {
 
 // StampOwner names o as the owner in a row's properties.
 func (r *Rules) StampOwner(props map[string]any, o eventual.Ref) {
-	if r.OwnerTable == "" {
-		props[SourceTableProperty] = o.Table
-	}
+	props[SourceTableProperty] = o.Table
 	props[SourcePartitionProperty] = o.PartitionKey
 	props[SourceRowProperty] = o.RowKey
 }
@@ -238,7 +226,7 @@ func (r *Rules) Claim(ctx context.Context, c Claim) (Held, error) {
 		case err != nil:
 			return Held{}, r.claimErr(c, err)
 		}
-		o := r.OwnerOf(&cur)
+		o := OwnerOf(&cur)
 		if o == c.Owner {
 			// Its own claim or copy: stamp it, so that a removal of the
 			// copy on the way (an earlier write gave the value up) leaves
@@ -360,7 +348,7 @@ func (r *Rules) putOnce(ctx context.Context, tbl store.Table, p Place, cur store
 		etag, err := tbl.Insert(ctx, want)
 		return etag, err, false
 	}
-	if o := r.OwnerOf(&cur); o != src {
+	if o := OwnerOf(&cur); o != src {
 		if moved, err := r.movedOn(ctx, src, v); err != nil || moved {
 			return "", err, true
 		}
@@ -482,7 +470,7 @@ func (r *Rules) Del(ctx context.Context, p Place, src eventual.Ref, v int64) err
 			return err
 		}
 		cv := eventual.VersionOf(&cur)
-		if r.OwnerOf(&cur) != src || cv > v || cv == 0 {
+		if OwnerOf(&cur) != src || cv > v || cv == 0 {
 			// A bare claim may be a later write's of the same entity,
 			// still in flight (one that never lands expires).
 			return nil
@@ -527,6 +515,6 @@ func (r *Rules) Expired(ctx context.Context, p Place, cur *store.Entity) (bool, 
 	if eventual.VersionOf(cur) != 0 || r.Now().Sub(ClaimedAt(cur)) < r.Lease {
 		return false, nil
 	}
-	_, _, holds, err := r.Current(ctx, p, r.OwnerOf(cur))
+	_, _, holds, err := r.Current(ctx, p, OwnerOf(cur))
 	return !holds, err
 }
