@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/enctest"
 	"github.com/tablekit/tablekit/internal/eventualtest"
 	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/store"
+	"github.com/tablekit/tablekit/store/storetest"
 )
 
 // Manager is copied onto the departments it manages and the team it
@@ -426,11 +429,31 @@ func TestRefreshCopies(t *testing.T) {
 // each is taken over by the moved entity, never refused as another
 // source's; moved on to an archive that declares no copy, every target
 // loses the copy.
+//
+// The takeover is tested where it matters: the move's operation is held
+// just before it removes the source's marker (the arrival done), and the
+// destination's operation (its copies) runs then. Every target still
+// names the source's old keys, and the marker still holds the manager
+// mapping to them: only the marker naming the destination lets the
+// destination take them over (copyPut's movingTo). Without it the
+// destination's operation fails with ErrOtherSource and goes back to the
+// queue; a plain drain never sees this, as the marker is gone before the
+// destination's operation runs.
 func TestCopyToEachMove(t *testing.T) {
 	eventualtest.EachBackend(t, func(t *testing.T, e eventualtest.Env) {
 		ctx := context.Background()
 		staff, depts, teams, archive := e.B.NewTable(t, "mvstaff"), e.B.NewTable(t, "mvdepts"), e.B.NewTable(t, "mvteams"), e.B.NewTable(t, "mvarch")
-		st := e.B.Store
+		// hold, once armed, runs before the removal of the marker.
+		var hold atomic.Pointer[func()]
+		marker := mustJoin("e", "d1")
+		st := storetest.WrapStore(e.B.Store, func(ctx context.Context, c storetest.Call, do func(context.Context) error) error {
+			if c.Name == staff && c.EntityOp() == "Table.Delete" && c.PartitionKey == "u1" && c.RowKey == marker {
+				if h := hold.Swap(nil); h != nil {
+					(*h)()
+				}
+			}
+			return do(ctx)
+		})
 		o := e.Opts("copymove")
 		eng := eventualtest.NewEngine(t, st, o)
 		mo := &model.Options{Engine: eng, Now: e.Now}
@@ -464,12 +487,50 @@ func TestCopyToEachMove(t *testing.T) {
 			t.Fatal(err)
 		}
 		drain()
+		rows := []store.RowRef{{Table: depts, PartitionKey: "dept", RowKey: "Sales"}, {Table: depts, PartitionKey: "dept", RowKey: "Ops"},
+			{Table: teams, PartitionKey: "teams", RowKey: "east"}}
+		// Held before the marker's removal: the destination's operation
+		// runs while the marker names the destination, and takes over
+		// every target.
+		var held []string
+		h := func() {
+			spy := &handleSpy{}
+			octx := store.WithObserver(context.Background(), spy)
+			mk, err := st.Table(staff).Get(octx, "u1", marker, nil)
+			if err != nil || mk.Properties[model.MovedToProperty] == nil {
+				held = append(held, fmt.Sprintf("the source's marker before the destination's operation: %v, %v", mk.Properties, err))
+				return
+			}
+			n, err := eng.ProcessOnce(octx)
+			handled := spy.outcomes()
+			if err != nil || n != 1 || len(handled) != 1 {
+				held = append(held, fmt.Sprintf("the destination's operation: %d received, %d handled, %v", n, len(handled), err))
+			}
+			for _, err := range handled {
+				if errors.Is(err, model.ErrOtherSource) {
+					held = append(held, fmt.Sprintf("the destination's operation was refused as another source's: %v", err))
+				} else if err != nil {
+					held = append(held, fmt.Sprintf("the destination's operation failed: %v", err))
+				}
+			}
+			for _, r := range rows {
+				c, err := m.CopyAt(ctx, "manager", r)
+				if err != nil || c.PartitionKey != "u2" || c.Entity == nil || c.Properties["ManagerName"] != "Don" || c.Behind {
+					held = append(held, fmt.Sprintf("%s while the marker is there: %+v, %v", r, c, err))
+				}
+			}
+		}
+		hold.Store(&h)
 		if err := m.Move(ctx, "u1", "d1", m, "u2", ""); err != nil {
 			t.Fatal(err)
 		}
 		drain()
-		rows := []store.RowRef{{Table: depts, PartitionKey: "dept", RowKey: "Sales"}, {Table: depts, PartitionKey: "dept", RowKey: "Ops"},
-			{Table: teams, PartitionKey: "teams", RowKey: "east"}}
+		if hold.Load() != nil {
+			t.Fatal("the marker was never removed: the test held nothing")
+		}
+		for _, s := range held {
+			t.Error(s)
+		}
 		for _, r := range rows {
 			c, err := m.CopyAt(ctx, "manager", r)
 			if err != nil || c.PartitionKey != "u2" || c.Entity == nil || c.Entity.Unit != "u2" || c.Properties["ManagerName"] != "Don" || c.Behind {
@@ -497,3 +558,35 @@ func TestCopyToEachMove(t *testing.T) {
 		}
 	})
 }
+
+// handleSpy records the outcome of every operation the engine's worker
+// handles ("eventual.Handle") under a context carrying it.
+type handleSpy struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (s *handleSpy) Start(ctx context.Context, op store.Operation) (context.Context, store.Finisher) {
+	if op.Name != "eventual.Handle" {
+		return ctx, nopFinish{}
+	}
+	return ctx, handleDone{s}
+}
+
+func (s *handleSpy) outcomes() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.errs)
+}
+
+type handleDone struct{ s *handleSpy }
+
+func (d handleDone) Finish(err error, _ int) {
+	d.s.mu.Lock()
+	d.s.errs = append(d.s.errs, err)
+	d.s.mu.Unlock()
+}
+
+type nopFinish struct{}
+
+func (nopFinish) Finish(error, int) {}
