@@ -114,9 +114,13 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], table string, wan
 		if cv, _ := cur.Properties[verP].(int64); s == me && cv >= v {
 			return nil
 		}
-		if s != me {
-			// No copy of this entity here: create none if the entity
-			// moved on (its later operation carries its state).
+		// No copy of this entity here (none, another's, or only the
+		// mark a removal of its copy left, at an older version): its
+		// later operation's removal may have run already and found
+		// nothing, so create none if the entity moved on (that
+		// operation carries its state).
+		fresh := !holdsCopy(f, &cur, src)
+		if fresh {
 			if moved, err := eventual.MovedPast(ctx, m.st, src, v); err != nil || moved {
 				return err
 			}
@@ -148,7 +152,7 @@ func (m *Model[T]) copyPut(ctx context.Context, f *Feature[T], table string, wan
 		merge.Properties[verP] = v
 		merge.Properties[srcP] = me
 		_, err = tbl.Update(ctx, merge, store.Replace, cur.ETag)
-		if err == nil && s != me {
+		if err == nil && fresh {
 			// The entity may have moved on between the check and the
 			// merge, its removal finding no copy: remove it then.
 			if moved, err := eventual.MovedPast(ctx, m.st, src, v); err != nil || !moved {
