@@ -129,6 +129,27 @@ func (m *Model[T]) editList(ctx context.Context, tx *eventual.Tx, f *Feature[T],
 	return m.editSegments(ctx, tx, f, pk, value, id, add)
 }
 
+// listsFit checks that entity id, as v, can join the lists of its values
+// in partition pk: what a move checks before it writes anything, since
+// its arrival there would be refused (a list past MaxListSegments, a
+// value that makes no key) with the entity in flight. One range query
+// per list with a value.
+func (m *Model[T]) listsFit(ctx context.Context, pk, id string, v *T) error {
+	for _, f := range m.lists {
+		val := f.value(v)
+		if val == "" {
+			continue
+		}
+		if _, err := listKey(f, val); err != nil {
+			return err
+		}
+		if _, _, err := m.planSegments(ctx, f, pk, val, id, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ListIDs returns the ids of the entities of partition pk that hold value
 // in list name, in id order: one range query of the value's segments. No
 // entity holding it is an empty list, not an error.

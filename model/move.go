@@ -265,14 +265,18 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 }
 
 // destFree checks that no entity of the destination's partition holds a
-// value of v in a unique index of that partition (the arrival would be
-// refused). A value taken between this check and the arrival leaves the
-// move failing in the engine's poison queue, the entity in flight.
+// value of v in a unique index of that partition, and that v's lists
+// there can take it (the arrival would be refused). A value taken (or a
+// list filled) between this check and the arrival leaves the move
+// failing in the engine's poison queue, the entity in flight.
 func (m *Model[T]) destFree(ctx context.Context, to eventual.Ref, v *T) error {
 	d, _ := registry.Load(regKey{m.eng, to.Table})
 	dst, _ := d.(*Model[T])
 	if dst == nil {
 		return refuse("move to %s: no model of %T is defined over table %s on this engine", to, *v, to.Table)
+	}
+	if err := dst.listsFit(ctx, to.PartitionKey, idOf(to.RowKey), v); err != nil {
+		return err
 	}
 	for _, f := range dst.specs {
 		if f.global || !f.unique || f.value(v) == "" {

@@ -153,37 +153,58 @@ func separator(lo, hi string) string {
 // the id is in (or joins), split in two when it passes
 // Options.ListSegmentUnits, deleted when it empties.
 func (m *Model[T]) editSegments(ctx context.Context, tx *eventual.Tx, f *Feature[T], pk, value, id string, add bool) error {
-	segs, err := m.segmentsOf(ctx, f, pk, value)
+	puts, dels, err := m.planSegments(ctx, f, pk, value, id, add)
 	if err != nil {
 		return err
 	}
 	label := "list " + f.name
+	for _, k := range dels {
+		if err := tx.Delete(label, k, store.ETagAny); err != nil {
+			return err
+		}
+	}
+	for _, r := range puts {
+		if err := putSegment(tx, label, r.key, r.ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planSegments returns the segment rows editSegments writes (puts) and
+// deletes (dels), or its refusal (a list past MaxListSegments), reading
+// the value's segments.
+func (m *Model[T]) planSegments(ctx context.Context, f *Feature[T], pk, value, id string, add bool) (puts []segment, dels []string, err error) {
+	segs, err := m.segmentsOf(ctx, f, pk, value)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(segs) == 0 {
 		if !add {
-			return nil
+			return nil, nil, nil
 		}
 		k, err := segmentKey(f, value, "")
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		return putSegment(tx, label, k, []string{id})
+		return []segment{{key: k, ids: []string{id}}}, nil, nil
 	}
 	for _, s := range segs {
 		// An id one segment holds is removed from it wherever it is (a
 		// list Repair has not mended yet may hold it out of its range).
 		if _, in := slices.BinarySearch(s.ids, id); in {
 			if add {
-				return nil
+				return nil, nil, nil
 			}
 			ids := slices.DeleteFunc(slices.Clone(s.ids), func(x string) bool { return x == id })
 			if len(ids) == 0 {
-				return tx.Delete(label, s.key, store.ETagAny)
+				return nil, []string{s.key}, nil
 			}
-			return putSegment(tx, label, s.key, ids)
+			return []segment{{key: s.key, ids: ids}}, nil, nil
 		}
 	}
 	if !add {
-		return nil
+		return nil, nil, nil
 	}
 	i := route(segs, id)
 	s := segs[i]
@@ -193,7 +214,7 @@ func (m *Model[T]) editSegments(ctx context.Context, tx *eventual.Tx, f *Feature
 		// and deleted): the first segment moves to bound "", so that
 		// every segment holds only the ids from its bound to the next.
 		if key, err = segmentKey(f, value, ""); err != nil {
-			return err
+			return nil, nil, err
 		}
 		old, s.bound = s.key, ""
 	}
@@ -202,7 +223,7 @@ func (m *Model[T]) editSegments(ctx context.Context, tx *eventual.Tx, f *Feature
 	rows := []segment{{key: key, ids: ids}}
 	if len(ids) > 1 && listUnits(ids) > m.o.ListSegmentUnits {
 		if len(segs)+1 > MaxListSegments {
-			return refuse("list %s of partition %q: value %q would list %d ids in %d segments: the limit is %d segments (MaxListSegments) of %d UTF-16 units (Options.ListSegmentUnits)",
+			return nil, nil, refuse("list %s of partition %q: value %q would list %d ids in %d segments: the limit is %d segments (MaxListSegments) of %d UTF-16 units (Options.ListSegmentUnits)",
 				f.name, pk, value, len(unionOf(segs))+1, len(segs)+1, MaxListSegments, m.o.ListSegmentUnits)
 		}
 		lo, hi := ids[:len(ids)/2], ids[len(ids)/2:]
@@ -218,14 +239,14 @@ func (m *Model[T]) editSegments(ctx context.Context, tx *eventual.Tx, f *Feature
 		bound := separator(lo[len(lo)-1], hi[0])
 		k, err := segmentKey(f, value, bound)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		taken := false
 		for j, x := range segs {
 			taken = taken || j != i && x.key == k
 		}
 		if bound <= s.bound || taken {
-			return refuse("list %s of partition %q: value %q: its segments do not hold their ranges of ids (written past the model?): run Check and Repair",
+			return nil, nil, refuse("list %s of partition %q: value %q: its segments do not hold their ranges of ids (written past the model?): run Check and Repair",
 				f.name, pk, value)
 		}
 		rows = []segment{{key: key, ids: lo}, {key: k, ids: hi}}
@@ -236,16 +257,9 @@ func (m *Model[T]) editSegments(ctx context.Context, tx *eventual.Tx, f *Feature
 		}
 	}
 	if old != "" {
-		if err := tx.Delete(label, old, store.ETagAny); err != nil {
-			return err
-		}
+		dels = []string{old}
 	}
-	for _, r := range rows {
-		if err := putSegment(tx, label, r.key, r.ids); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rows, dels, nil
 }
 
 // putSegment adds to tx the segment row k holding ids.
