@@ -196,10 +196,12 @@ func (m *Model[T]) targetsOf(f *Feature[T], v *T) ([]eventual.Ref, error) {
 // ownRow reports whether r is a row the model or the engine writes: in
 // the entity table or the index table, a compound RowKey (an entity, a
 // copy, a log row, a list, a receipt), the partition's own rows, or a
-// global copy's partition.
+// global copy's partition; in the table of a global index declared In
+// one, a global copy's partition.
 func (m *Model[T]) ownRow(r eventual.Ref) bool {
 	if !strings.EqualFold(r.Table, m.table) && !strings.EqualFold(r.Table, m.itable) {
-		return false
+		p, err := keys.Split(r.PartitionKey)
+		return err == nil && len(p) > 1 && p[0] == "x" && m.indexRowsIn(r.Table)
 	}
 	if partition.IsReserved(r.RowKey) {
 		return true

@@ -44,7 +44,7 @@ func (m *Model[T]) GlobalKeys(ctx context.Context, name, value string) ([]store.
 	q := store.Query{Filter: filter.PK.Eq(p).String(),
 		Select: []string{SourceTableProperty, SourcePartitionProperty, SourceRowProperty}}
 	var out []store.Key
-	for row, err := range store.All(ctx, m.st.Table(m.itable), q) {
+	for row, err := range store.All(ctx, m.st.Table(f.table), q) {
 		if err != nil {
 			return nil, err
 		}

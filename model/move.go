@@ -172,7 +172,7 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 	if err != nil {
 		return err
 	}
-	if err := m.destFree(ctx, to, old); err != nil {
+	if err := m.destFree(ctx, src, to, old); err != nil {
 		return err
 	}
 	var logs []store.Entity
@@ -264,18 +264,23 @@ func (m *Model[T]) planMove(ctx context.Context, tx *eventual.Tx, src, to eventu
 	return tx.Then(ctx, ek, steps...)
 }
 
-// destFree checks that no entity of the destination's partition holds a
-// value of v in a unique index of that partition, and that v's lists
+// destFree checks that no other entity holds a value of v in a unique
+// index of the destination (of its partition, or global: the
+// destination's index table may not be the one the source's rows are
+// in, so no row of the entity holds the value there), and that v's lists
 // there can take it (the arrival would be refused). A value taken (or a
 // list filled) between this check and the arrival leaves the move
 // failing in the engine's poison queue, the entity in flight.
-func (m *Model[T]) destFree(ctx context.Context, to eventual.Ref, v *T) error {
+func (m *Model[T]) destFree(ctx context.Context, src, to eventual.Ref, v *T) error {
 	d, _ := registry.Load(regKey{m.eng, to.Table})
 	dst, _ := d.(*Model[T])
 	if dst == nil {
 		return refuse("move to %s: no model of %T is defined over table %s on this engine", to, *v, to.Table)
 	}
 	if err := dst.listsFit(ctx, to.PartitionKey, idOf(to.RowKey), v); err != nil {
+		return err
+	}
+	if err := dst.globalFree(ctx, src, to, v); err != nil {
 		return err
 	}
 	for _, f := range dst.specs {
@@ -300,6 +305,40 @@ func (m *Model[T]) destFree(ctx context.Context, to eventual.Ref, v *T) error {
 			Row:       partition.Row{Label: "index " + f.name, Index: -1, Kind: store.ActionInsert, RowKey: k},
 			IndexName: f.name, Value: val, Holder: partition.Ref{PartitionKey: to.PartitionKey, RowKey: hk},
 			Err: clientErr(store.CodeEntityAlreadyExists, 409, "model: %s %q is held in %s", f.name, val, to.PartitionKey)}
+	}
+	return nil
+}
+
+// globalFree checks that no entity other than src (the entity moving to
+// to) holds a value of v in a global unique index of m, the destination.
+func (m *Model[T]) globalFree(ctx context.Context, src, to eventual.Ref, v *T) error {
+	for _, f := range m.specs {
+		if f.kind != featIndex || !f.global || !f.unique || f.value(v) == "" {
+			continue
+		}
+		val := f.value(v)
+		a, err := m.globalAt(f, val, to.PartitionKey, idOf(to.RowKey))
+		if err != nil {
+			return refuse("index %s: value %q: %v", f.name, val, err)
+		}
+		row, err := m.st.Table(f.table).Get(ctx, a.pk, a.rk, nil)
+		if store.EntityNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		o := owner(&row)
+		if o == src || o == to {
+			continue // the entity's own row: the arrival takes it over
+		}
+		if _, _, holds, err := m.current(ctx, f, o, a); err != nil || !holds {
+			return err
+		}
+		return &partition.DuplicateError{Table: f.table, Partition: a.pk,
+			Row:       partition.Row{Label: "claim of index " + f.name, Index: -1, Kind: store.ActionInsert, RowKey: a.rk},
+			IndexName: f.name, Value: val, Holder: partition.Ref{PartitionKey: o.PartitionKey, RowKey: o.RowKey},
+			Err: clientErr(store.CodeEntityAlreadyExists, 409, "model: %s %q is held by %s", f.name, val, o)}
 	}
 	return nil
 }
