@@ -18,9 +18,11 @@ import (
 // in one transaction of the partition: at most 100 rows and a 4 MiB
 // body. 32 segments of MaxListUnits each (about 33 KB of JSON when the
 // ids are ASCII) keep that transaction under both limits, old and new
-// segments together. A write that would split a value's list into more
-// segments is refused before anything is written, naming the count and
-// the limit.
+// segments together; ids outside ASCII take 6 bytes a UTF-16 unit on the
+// wire, so a list of them is bounded by its bytes first
+// (listWireBudget). A write that would split a value's list into more
+// segments, or make its segments' rows pass that budget, is refused
+// before anything is written, naming the count and the limit.
 const MaxListSegments = 32
 
 // segment is one row of a value's list: the ids from its bound up to the
@@ -251,6 +253,22 @@ func (m *Model[T]) planSegments(ctx context.Context, f *Feature[T], pk, value, i
 		}
 		rows = []segment{{key: key, ids: lo}, {key: k, ids: hi}}
 	}
+	// Repair rewrites the value's segments in one transaction: their
+	// bytes on the wire (6 a UTF-16 unit outside ASCII) must fit it, not
+	// only their count.
+	n := 0
+	for j, x := range segs {
+		if j != i {
+			n += segmentWire(pk, x.key, x.ids)
+		}
+	}
+	for _, r := range rows {
+		n += segmentWire(pk, r.key, r.ids)
+	}
+	if n > listWireBudget {
+		return nil, nil, refuse("list %s of partition %q: value %q would list %d ids in about %d bytes of its segments' rows: the limit is %d bytes, what Repair's one transaction of them holds (ids outside ASCII take 6 bytes a UTF-16 unit)",
+			f.name, pk, value, len(unionOf(segs))+1, n, listWireBudget)
+	}
 	for _, r := range rows {
 		if r.key == old {
 			old = "" // written again: not deleted
@@ -260,6 +278,19 @@ func (m *Model[T]) planSegments(ctx context.Context, f *Feature[T], pk, value, i
 		dels = []string{old}
 	}
 	return rows, dels, nil
+}
+
+// listWireBudget bounds the bytes a value's segment rows take in a
+// transaction's body (store.ActionWireSize), so that Repair's one
+// transaction rewriting them all stays under the service's 4 MiB
+// (store.MaxBatchBytes) with its deletes, the fence and the framing.
+const listWireBudget = store.MaxBatchBytes - 256<<10
+
+// segmentWire is the bytes the segment row k of partition pk holding
+// ids takes in a transaction's body.
+func segmentWire(pk, k string, ids []string) int {
+	return store.ActionWireSize(&store.Action{Kind: store.ActionUpsertReplace,
+		Entity: store.Entity{PartitionKey: pk, RowKey: k, Properties: map[string]any{ListProperty: strings.Join(ids, "\n")}}})
 }
 
 // putSegment adds to tx the segment row k holding ids.
