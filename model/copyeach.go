@@ -95,14 +95,16 @@ func (m *Model[T]) addCopy(f *Feature[T]) error {
 			return refuse("copy %s: property %q is listed twice", f.name, p)
 		}
 	}
+	renamed := map[string]bool{}
 	for _, r := range f.renames {
 		i := slices.Index(f.props, r[0])
 		if i < 0 {
 			return refuse("copy %s: Rename(%q, %q): %q is not one of the copy's properties (%s)", f.name, r[0], r[1], r[0], strings.Join(f.props, ", "))
 		}
-		if outs[i] != f.props[i] {
+		if renamed[r[0]] {
 			return refuse("copy %s: %q is renamed twice", f.name, r[0])
 		}
+		renamed[r[0]] = true
 		if err := store.ValidatePropertyName(r[1]); err != nil {
 			return fmt.Errorf("model: copy %s: Rename(%q, %q): %w", f.name, r[0], r[1], err)
 		}

@@ -232,17 +232,18 @@ func TestCopyToEachRefusals(t *testing.T) {
 		f    []model.Feature[Manager]
 		want string
 	}{
-		"unknown property":   {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Nope")}, `"Nope"`},
-		"rename not copied":  {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Phone").Rename("Name", "X")}, `"Name"`},
-		"rename reserved":    {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name").Rename("Name", "TkName")}, "TkName"},
-		"rename bad name":    {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name").Rename("Name", "9lives")}, "9lives"},
-		"rename collides":    {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name", "Phone").Rename("Name", "Phone")}, `"Phone"`},
-		"renamed twice":      {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name").Rename("Name", "A").Rename("Name", "B")}, "twice"},
-		"two copies collide": {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Phone"), model.CopyToEach("n", []string{teams, depts}, none, "Name").Rename("Name", "Phone")}, "copy m"},
-		"rename an index":    {[]model.Feature[Manager]{model.Index("leads", func(m *Manager) string { return m.Leads }).Rename("Leads", "X")}, "Rename"},
-		"no tables":          {[]model.Feature[Manager]{model.CopyToEach("m", nil, none, "Name")}, "table"},
-		"bad table":          {[]model.Feature[Manager]{model.CopyToEach("m", []string{"a-b"}, none, "Name")}, "a-b"},
-		"no function":        {[]model.Feature[Manager]{model.CopyToEach[Manager]("m", []string{depts}, nil, "Name")}, "target function"},
+		"unknown property":              {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Nope")}, `"Nope"`},
+		"rename not copied":             {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Phone").Rename("Name", "X")}, `"Name"`},
+		"rename reserved":               {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name").Rename("Name", "TkName")}, "TkName"},
+		"rename bad name":               {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name").Rename("Name", "9lives")}, "9lives"},
+		"rename collides":               {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name", "Phone").Rename("Name", "Phone")}, `"Phone"`},
+		"renamed twice":                 {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name").Rename("Name", "A").Rename("Name", "B")}, "twice"},
+		"renamed to itself, then again": {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Name").Rename("Name", "Name").Rename("Name", "B")}, "twice"},
+		"two copies collide":            {[]model.Feature[Manager]{model.CopyToEach("m", []string{depts}, none, "Phone"), model.CopyToEach("n", []string{teams, depts}, none, "Name").Rename("Name", "Phone")}, "copy m"},
+		"rename an index":               {[]model.Feature[Manager]{model.Index("leads", func(m *Manager) string { return m.Leads }).Rename("Leads", "X")}, "Rename"},
+		"no tables":                     {[]model.Feature[Manager]{model.CopyToEach("m", nil, none, "Name")}, "table"},
+		"bad table":                     {[]model.Feature[Manager]{model.CopyToEach("m", []string{"a-b"}, none, "Name")}, "a-b"},
+		"no function":                   {[]model.Feature[Manager]{model.CopyToEach[Manager]("m", []string{depts}, nil, "Name")}, "target function"},
 	} {
 		if _, err := model.Define(e.B.Store, staff, opts, c.f...); !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an InvalidInput naming %s", name, err, c.want)
