@@ -112,23 +112,10 @@ func (m *Model[T]) CopiesRange(ctx context.Context, name, from, to string) iter.
 			yield(Hit[T]{}, err)
 			return
 		}
-		all, err := keys.PrefixOf("x", f.name)
+		rng, err := valuesIn("x", f.name, from, to)
 		if err != nil {
 			yield(Hit[T]{}, refuse("index %s: %v", name, err))
 			return
-		}
-		lo, err := keys.Join("x", f.name, from)
-		if err != nil {
-			yield(Hit[T]{}, refuse("index %s: value %q: %v", name, from, err))
-			return
-		}
-		rng := keys.Range{Lower: lo, Upper: all.Upper, HasUpper: all.HasUpper}
-		if to != "" {
-			if rng.Upper, err = keys.Join("x", f.name, to); err != nil {
-				yield(Hit[T]{}, refuse("index %s: value %q: %v", name, to, err))
-				return
-			}
-			rng.HasUpper = true
 		}
 		m.scanCopies(ctx, f, filter.PK.InRange(rng), yield)
 	}
@@ -144,15 +131,7 @@ func (m *Model[T]) CopiesPrefix(ctx context.Context, name, prefix string) iter.S
 			yield(Hit[T]{}, err)
 			return
 		}
-		rng, err := keys.PrefixOf("x", f.name)
-		if err == nil && prefix != "" {
-			// A value is escaped character by character into codes none
-			// of which is a prefix of another, so the values starting
-			// with prefix are the keys starting with its escaped form.
-			var p string
-			p, err = keys.Join("x", f.name, prefix)
-			rng = keys.PrefixRange(p)
-		}
+		rng, err := valuePrefix("x", f.name, prefix)
 		if err != nil {
 			yield(Hit[T]{}, refuse("index %s: prefix %q: %v", name, prefix, err))
 			return

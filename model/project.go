@@ -257,23 +257,9 @@ func (m *Model[T]) RangeIn(ctx context.Context, pk, name, from, to string) iter.
 	if err != nil {
 		return refused[T](err)
 	}
-	kind := kindOf(f)
-	// Join's tuple order: (kind, name, from) sorts at or before the copy
-	// of every value >= from (and id), and (kind, name, to) after the copy
-	// of every value < to and at or before every copy of to.
-	lo, err := keys.Join(kind, f.name, from)
+	rng, err := valuesIn(kindOf(f), f.name, from, to)
 	if err != nil {
-		return refused[T](refuse("index %s: from %q: %v", name, from, err))
-	}
-	rng := keys.Range{Lower: lo}
-	if to == "" {
-		all, _ := keys.PrefixOf(kind, f.name)
-		rng.Upper, rng.HasUpper = all.Upper, all.HasUpper
-	} else {
-		if rng.Upper, err = keys.Join(kind, f.name, to); err != nil {
-			return refused[T](refuse("index %s: to %q: %v", name, to, err))
-		}
-		rng.HasUpper = true
+		return refused[T](refuse("index %s: %v", name, err))
 	}
 	return m.scanIn(ctx, pk, f, rng)
 }
@@ -286,13 +272,49 @@ func (m *Model[T]) PrefixIn(ctx context.Context, pk, name, prefix string) iter.S
 	if err != nil {
 		return refused[T](err)
 	}
-	// Escaping maps a value character by character, with a code that is
-	// prefix-free and never holds the parts' separator, so the escaped
-	// values starting with prefix are the keys starting with the escaped
-	// prefix after (kind, name): none of them reaches into the id.
-	k, err := keys.Join(kindOf(f), f.name, prefix)
+	rng, err := valuePrefix(kindOf(f), f.name, prefix)
 	if err != nil {
 		return refused[T](refuse("index %s: prefix %q: %v", name, prefix, err))
 	}
-	return m.scanIn(ctx, pk, f, keys.PrefixRange(k))
+	return m.scanIn(ctx, pk, f, rng)
+}
+
+// valuesIn is the range of the keys Join(kind, name, value, ...) whose
+// value lies in [from, to) ("" as to: no upper bound). Join's tuple
+// order puts (kind, name, from) at or before the key of every value >=
+// from (and whatever follows it), and (kind, name, to) after the keys of
+// every value < to and at or before every key of to. Both RangeIn (the
+// copies in the partition, by RowKey) and CopiesRange (the global
+// copies, one partition per value) read through it.
+func valuesIn(kind, name, from, to string) (keys.Range, error) {
+	lo, err := keys.Join(kind, name, from)
+	if err != nil {
+		return keys.Range{}, fmt.Errorf("from %q: %w", from, err)
+	}
+	rng := keys.Range{Lower: lo}
+	if to == "" {
+		all, err := keys.PrefixOf(kind, name)
+		rng.Upper, rng.HasUpper = all.Upper, all.HasUpper
+		return rng, err
+	}
+	if rng.Upper, err = keys.Join(kind, name, to); err != nil {
+		return keys.Range{}, fmt.Errorf("to %q: %w", to, err)
+	}
+	rng.HasUpper = true
+	return rng, nil
+}
+
+// valuePrefix is the range of the keys Join(kind, name, value, ...)
+// whose value starts with prefix. Escaping maps a value character by
+// character, with a code that is prefix-free and never holds the parts'
+// separator, so those values are the keys starting with the escaped
+// prefix after (kind, name): none of them reaches into the part after
+// the value. Join(kind, name, "") is (kind, name) and the separator, so
+// the prefix "" is every value.
+func valuePrefix(kind, name, prefix string) (keys.Range, error) {
+	k, err := keys.Join(kind, name, prefix)
+	if err != nil {
+		return keys.Range{}, err
+	}
+	return keys.PrefixRange(k), nil
 }
