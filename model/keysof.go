@@ -2,9 +2,11 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/store"
@@ -64,6 +66,60 @@ func (m *Model[T]) GlobalKeys(ctx context.Context, name, value string) ([]store.
 	return slices.Compact(out), nil
 }
 
+// GetHolding reads the entities at ks (each its partition and id, as
+// ListIDs and GlobalKeys name them), at most concurrency point reads at
+// once (0 or less: 8), and returns, in the order of ks, those that exist
+// and hold value in the List or index declared as name: a reader that
+// found the keys through a list or an index leaves out an entity that a
+// write moved off the value, or deleted, since. A failed read fails the
+// call.
+func (m *Model[T]) GetHolding(ctx context.Context, name, value string, ks []store.Key, concurrency int) ([]*T, error) {
+	if ctx == nil {
+		return nil, refuse("the context is nil")
+	}
+	f, err := m.valueFeature(name)
+	if err != nil {
+		return nil, err
+	}
+	if concurrency <= 0 {
+		concurrency = listReads
+	}
+	out := make([]*T, len(ks))
+	errs := make([]error, len(ks))
+	sem := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	for i, k := range ks {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			v, err := m.Get(ctx, k.PartitionKey, k.RowKey)
+			switch {
+			case store.EntityNotFound(err):
+			case err != nil:
+				errs[i] = err
+			case f.value(v) == value:
+				out[i] = v
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(out, func(v *T) bool { return v == nil }), nil
+}
+
+// valueFeature is the List or index declared as name.
+func (m *Model[T]) valueFeature(name string) (*Feature[T], error) {
+	if f := m.byName[name]; f != nil && f.kind == featIndex {
+		return f, nil
+	}
+	if f, err := m.list(name); err == nil {
+		return f, nil
+	}
+	return nil, refuse("no list or index named %q is declared", name)
+}
+
 // ValueOf returns the value v holds in the List or index declared as
 // name: what its value function gives, "" for none. A reader that found
 // an entity through a list or an index checks with it that the entity
@@ -72,12 +128,9 @@ func (m *Model[T]) ValueOf(name string, v *T) (string, error) {
 	if v == nil {
 		return "", refuse("the entity is nil")
 	}
-	f := m.byName[name]
-	if f == nil || f.kind != featIndex {
-		var err error
-		if f, err = m.list(name); err != nil {
-			return "", refuse("no list or index named %q is declared", name)
-		}
+	f, err := m.valueFeature(name)
+	if err != nil {
+		return "", err
 	}
 	return f.value(v), nil
 }

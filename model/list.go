@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/tablekit/tablekit/core/eventual"
 	"github.com/tablekit/tablekit/core/partition"
@@ -175,7 +174,8 @@ func (m *Model[T]) ListIDs(ctx context.Context, name, pk, value string) ([]strin
 	return unionOf(segs), nil
 }
 
-// listReads bounds the point reads ListOf has in flight at once.
+// listReads bounds the point reads ListOf (and GetHolding by default)
+// has in flight at once.
 const listReads = 8
 
 // ListOf returns the entities of partition pk that hold value in list
@@ -188,33 +188,11 @@ func (m *Model[T]) ListOf(ctx context.Context, name, pk, value string) ([]*T, er
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	f, _ := m.list(name)
-	out := make([]*T, len(ids))
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, listReads)
-	var wg sync.WaitGroup
+	ks := make([]store.Key, len(ids))
 	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			v, err := m.Get(ctx, pk, id)
-			switch {
-			case store.EntityNotFound(err):
-			case err != nil:
-				errs[i] = err
-			case f.value(v) == value:
-				out[i] = v
-			}
-		}()
+		ks[i] = store.Key{PartitionKey: pk, RowKey: id}
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return slices.DeleteFunc(out, func(v *T) bool { return v == nil }), nil
+	return m.GetHolding(ctx, name, value, ks, listReads)
 }
 
 // listRange is the range of RowKeys of the list rows of a partition.

@@ -31,7 +31,6 @@ import (
 	"context"
 	"iter"
 	"reflect"
-	"sync"
 
 	"github.com/tablekit/tablekit/model"
 	"github.com/tablekit/tablekit/store"
@@ -139,7 +138,7 @@ func (v *View[T]) Keys(ctx context.Context, pk, list, value string) ([]store.Key
 // FindAll returns the entities listed under value in list, in key order
 // (see Keys for the partition): it reads the keys, then the entities,
 // Options.PageSize keys at a time with Options.Concurrency point reads
-// (model.Get) at once, yielding each page in order before reading the
+// (model.GetHolding) at once, yielding each page in order before reading the
 // next. An entity that is gone, or no longer holds value when it is read
 // (a write since the keys were read, a global index the engine has not
 // caught up with), is left out: FindAll never yields an entity that does
@@ -153,53 +152,18 @@ func (v *View[T]) FindAll(ctx context.Context, pk, list, value string) iter.Seq2
 			return
 		}
 		for start := 0; start < len(ks); start += v.o.PageSize {
-			page, err := v.fetch(ctx, list, value, ks[start:min(start+v.o.PageSize, len(ks))])
+			page, err := v.m.GetHolding(ctx, list, value, ks[start:min(start+v.o.PageSize, len(ks))], v.o.Concurrency)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
 			for _, e := range page {
-				if e != nil && !yield(e, nil) {
+				if !yield(e, nil) {
 					return
 				}
 			}
 		}
 	}
-}
-
-// fetch reads the entities of a page, Concurrency at once; an entity
-// missing or not holding value is nil.
-func (v *View[T]) fetch(ctx context.Context, list, value string, page []store.Key) ([]*T, error) {
-	got := make([]*T, len(page))
-	errs := make([]error, len(page))
-	sem := make(chan struct{}, v.o.Concurrency)
-	var wg sync.WaitGroup
-	for i, k := range page {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			e, err := v.m.Get(ctx, k.PartitionKey, k.RowKey)
-			if store.EntityNotFound(err) {
-				return
-			}
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			if now, err := v.m.ValueOf(list, e); err != nil {
-				errs[i] = err
-			} else if now == value {
-				got[i] = e
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return got, nil
 }
 
 // refuse builds a refusal of the view's own checks.
