@@ -792,27 +792,10 @@ type JobOptions struct {
 // period, or a model without a Blob, is refused with an error matching
 // store.ErrInvalidInput. It does no I/O.
 func (m *Model[T]) SweepBlobsJob(opts *JobOptions) (runner.Job, error) {
-	var o JobOptions
-	if opts != nil {
-		o = *opts
-	}
-	every, err := runner.Period("JobOptions.Every", o.Every)
-	if err != nil {
-		return runner.Job{}, fmt.Errorf("model: SweepBlobsJob: %w", err)
-	}
-	if len(m.blobs) == 0 {
-		return runner.Job{}, refuse("SweepBlobsJob: %s declares no blob", m.table)
-	}
-	return runner.Job{Name: "model/" + m.table + "/blobs", Every: every, Run: func(ctx context.Context) error {
+	return m.job("SweepBlobsJob", "blobs", len(m.blobs) > 0, "blob", opts, func(ctx context.Context) error {
 		_, err := m.SweepBlobs(ctx)
 		return err
-	}}, nil
-}
-
-// blobSweeper is a model of the registry that may have a blob sweep.
-type blobSweeper interface {
-	hasBlobs() bool
-	SweepBlobsJob(opts *JobOptions) (runner.Job, error)
+	})
 }
 
 func (m *Model[T]) hasBlobs() bool { return len(m.blobs) > 0 }

@@ -84,27 +84,10 @@ func (m *Model[T]) ReapClaims(ctx context.Context) (int, error) {
 // negative period, or a model without a global index, is refused with an
 // error matching store.ErrInvalidInput. It does no I/O.
 func (m *Model[T]) ReapClaimsJob(opts *JobOptions) (runner.Job, error) {
-	var o JobOptions
-	if opts != nil {
-		o = *opts
-	}
-	every, err := runner.Period("JobOptions.Every", o.Every)
-	if err != nil {
-		return runner.Job{}, fmt.Errorf("model: ReapClaimsJob: %w", err)
-	}
-	if !m.hasGlobal() {
-		return runner.Job{}, refuse("ReapClaimsJob: %s declares no global index", m.table)
-	}
-	return runner.Job{Name: "model/" + m.table + "/claims", Every: every, Run: func(ctx context.Context) error {
+	return m.job("ReapClaimsJob", "claims", m.hasGlobal(), "global index", opts, func(ctx context.Context) error {
 		_, err := m.ReapClaims(ctx)
 		return err
-	}}, nil
-}
-
-// claimReaper is a model of the registry that may have claims to reap.
-type claimReaper interface {
-	hasGlobal() bool
-	ReapClaimsJob(opts *JobOptions) (runner.Job, error)
+	})
 }
 
 func (m *Model[T]) hasGlobal() bool { return len(m.globalTables()) > 0 }

@@ -83,23 +83,60 @@ func NewRunner(eng *eventual.Engine, tables []string, opts *RunOptions) (*runner
 	}
 	for _, t := range tables {
 		if v, ok := registry.Load(regKey{eng, t}); ok {
-			if b, ok := v.(blobSweeper); ok && b.hasBlobs() {
-				j, err := b.SweepBlobsJob(&JobOptions{Every: o.BlobSweepEvery})
+			if c, ok := v.(cleaner); ok {
+				js, err := c.cleanupJobs(&o)
 				if err != nil {
 					return nil, err
 				}
-				jobs = append(jobs, j)
-			}
-			if c, ok := v.(claimReaper); ok && c.hasGlobal() {
-				j, err := c.ReapClaimsJob(&JobOptions{Every: o.ClaimReapEvery})
-				if err != nil {
-					return nil, err
-				}
-				jobs = append(jobs, j)
+				jobs = append(jobs, js...)
 			}
 		}
 	}
 	return runner.New(&runner.Options{Logger: o.Logger, OnError: o.OnError}, append(jobs, o.Jobs...)...)
+}
+
+// cleaner is a model of the registry: its cleanup jobs, whatever its T.
+type cleaner interface {
+	cleanupJobs(o *RunOptions) ([]runner.Job, error)
+}
+
+// cleanupJobs returns the cleanup jobs of what m declares, at o's
+// periods: SweepBlobsJob for a Blob, ReapClaimsJob for a global index.
+func (m *Model[T]) cleanupJobs(o *RunOptions) ([]runner.Job, error) {
+	var out []runner.Job
+	for _, c := range []struct {
+		has  bool
+		make func(*JobOptions) (runner.Job, error)
+		opts JobOptions
+	}{{m.hasBlobs(), m.SweepBlobsJob, JobOptions{Every: o.BlobSweepEvery}}, {m.hasGlobal(), m.ReapClaimsJob, JobOptions{Every: o.ClaimReapEvery}}} {
+		if !c.has {
+			continue
+		}
+		j, err := c.make(&c.opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// job makes cleanup job op of m, named "model/<table>/<name>", running
+// run every opts.Every (runner.Period checks it); has reports whether m
+// declares what the job cleans (what, for the refusal).
+func (m *Model[T]) job(op, name string, has bool, what string, opts *JobOptions, run func(context.Context) error) (runner.Job, error) {
+	var o JobOptions
+	if opts != nil {
+		o = *opts
+	}
+	every, err := runner.Period("JobOptions.Every", o.Every)
+	if err != nil {
+		return runner.Job{}, fmt.Errorf("model: %s: %w", op, err)
+	}
+	if !has {
+		return runner.Job{}, refuse("%s: %s declares no %s", op, m.table, what)
+	}
+	return runner.Job{Name: "model/" + m.table + "/" + name, Every: every, Run: run}, nil
 }
 
 // modelTables lists the tables of the models defined on eng.
